@@ -1,0 +1,41 @@
+# One entry point. `make book` and `make test` work from a fresh clone: each creates .venv
+# when missing and installs the exact versions pinned in constraints.txt.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(CURDIR)/$(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+PORT   ?= 8000
+# Jupyter kernels ("python3") and nbgrader's database migrations (alembic) are found on PATH.
+export PATH := $(BIN):$(PATH)
+export PYTHONHASHSEED := 0
+export MPLBACKEND := Agg
+
+.PHONY: book test release serve lock grade clean help
+.DEFAULT_GOAL := help
+
+help:  ## list the targets
+	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[course]'
+	@touch $(STAMP)
+
+book: $(STAMP)  ## build the book into _build/html (warnings are errors)
+	$(BIN)/jupyter-book build --warningiserror --keep-going .
+
+test: book  ## run the whole test suite (builds the book first, incrementally)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+release: $(STAMP)  ## regenerate notebooks/ from solutions/ with nbgrader
+	$(BIN)/python -m coursetools.release
+
+serve:  ## serve the built book on http://127.0.0.1:$(PORT)
+	@test -f _build/html/index.html || { echo "no book yet: run 'make book' first"; exit 1; }
+	$(PYTHON) -m http.server --bind 127.0.0.1 --directory _build/html $(PORT)
+
+lock: $(STAMP)  ## re-pin constraints.txt from the current environment
+	{ sed -n '1,2p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable | sed 's/+cpu$$//' | sort -f; } > constraints.tmp && mv constraints.tmp constraints.txt
+
+clean:  ## remove the built book and grading outputs (keeps .venv)
+	rm -rf _build grading

@@ -1,0 +1,16 @@
+"""transformer_lib: the Transformer, built piece by piece, one module per idea.
+
+Conventions kept by every module (see the book's notation page):
+
+* batch first: activations are ``(B, T, d_model)``; per-head tensors ``(B, h, T, d_head)``;
+* boolean masks, ``True`` means "may attend", broadcastable to ``(B, h, T, S)``;
+* attention functions return ``(output, weights)``.
+"""
+
+# --- chapter 1: tokens and vocabularies (tokens.py) ---
+
+# --- chapters 2-10: model side (attention, multihead, positional, layers, models, rnn) ---
+
+# --- training side (data, tasks, training, decoding, metrics, viz) ---
+
+__version__ = "0.1.0"
