@@ -8,6 +8,8 @@ Conventions kept by every module (see the book's notation page):
 """
 
 # --- chapter 1: tokens and vocabularies (tokens.py) ---
+from .tokens import (SPECIAL_TOKENS, Vocab, char_tokenize, frame_signal, lengths_to_mask, one_hot_embed,
+                     pad_batch, patchify, word_tokenize)
 
 # --- chapters 2-10: model side (attention, multihead, positional, layers, models, rnn) ---
 
