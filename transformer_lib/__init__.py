@@ -12,6 +12,8 @@ from .tokens import (SPECIAL_TOKENS, Vocab, char_tokenize, frame_signal, lengths
                      pad_batch, patchify, word_tokenize)
 
 # --- chapters 2-10: model side (attention, multihead, positional, layers, models, rnn) ---
+from .attention import (AdditiveAttention, causal_mask, masked_softmax, padding_mask,
+                        scaled_dot_product_attention)
 
 # --- training side (data, tasks, training, decoding, metrics, viz) ---
 
