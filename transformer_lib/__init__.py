@@ -16,5 +16,9 @@ from .attention import (AdditiveAttention, causal_mask, masked_softmax, padding_
                         scaled_dot_product_attention)
 
 # --- training side (data, tasks, training, decoding, metrics, viz) ---
+from .data import BucketBatchSampler, collate_lm, collate_pairs, lm_loader, pair_loader, python_source_corpus
+from .metrics import corpus_bleu, exact_match, token_accuracy
+from .tasks import (TASKS, Seq2SeqTask, TextTask, addition_task, copy_task, date_task, make_task, reverse_task,
+                    sort_task, text_task, toy_translation_task)
 
 __version__ = "0.1.0"
