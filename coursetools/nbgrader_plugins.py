@@ -1,0 +1,88 @@
+"""nbgrader plug-ins named in ``nbgrader_config.py``.
+
+:class:`HideHiddenTests` runs when feedback is generated. nbgrader builds feedback from the
+autograded notebooks, which hold the hidden tests (restored from the source at grading) and
+tracebacks that quote them; upstream shows both by design. This preprocessor removes every
+hidden block from the test cells and replaces each error's traceback by its last line, with any
+quoted hidden line redacted, so a student sees *which* test failed and the message it gave,
+never the hidden code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool
+
+BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
+END_HIDDEN = "### END HIDDEN TESTS"
+HIDDEN_PLACEHOLDER = "# (hidden tests: graded, not shown)"
+REDACTED = "[hidden test code]"
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_MIN_QUOTED = 6  # shorter hidden lines ("else:", ")") cannot identify a test
+
+
+def split_hidden(source: str) -> tuple[str, list[str]]:
+    """Return ``source`` with each hidden block replaced by a placeholder, and the hidden lines.
+
+    An unterminated block hides everything to the end of the cell (as nbgrader does).
+    """
+    shown: list[str] = []
+    hidden: list[str] = []
+    inside = False
+    for line in source.splitlines():
+        marker = line.strip()
+        if marker.startswith(BEGIN_HIDDEN):
+            inside = True
+            shown.append(line[: len(line) - len(line.lstrip())] + HIDDEN_PLACEHOLDER)
+        elif marker.startswith(END_HIDDEN):
+            inside = False
+        elif inside:
+            hidden.append(line)
+        else:
+            shown.append(line)
+    return "\n".join(shown), hidden
+
+
+def redact(text: str, hidden_lines: list[str]) -> str:
+    """Replace every quoted hidden line (compared without indentation) in ``text``."""
+    for line in sorted({h.strip() for h in hidden_lines}, key=len, reverse=True):
+        if len(line) >= _MIN_QUOTED:
+            text = text.replace(line, REDACTED)
+    return text
+
+
+class HideHiddenTests(Preprocessor):
+    """Strip hidden tests, and the tracebacks and printed lines that quote them, from feedback."""
+
+    enabled = Bool(True, help="Run whenever it is listed (nbconvert's default is off)").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        hidden_lines: list[str] = []
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.source, hidden = split_hidden(cell.source)
+                hidden_lines += hidden
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                is_test = cell.metadata.get("nbgrader", {}).get("grade", False)
+                cell.outputs = [self._clean_output(o, hidden_lines, is_test) for o in cell.get("outputs", [])]
+        return nb, resources
+
+    @staticmethod
+    def _clean_output(output, hidden_lines: list[str], is_test: bool):
+        if output.output_type == "error":
+            output.evalue = redact(_ANSI.sub("", output.evalue), hidden_lines)
+            if is_test:  # a test's traceback walks through the hidden code: keep its last line
+                output.traceback = [f"{output.ename}: {output.evalue}" if output.evalue else output.ename]
+            else:
+                output.traceback = [redact(_ANSI.sub("", line), hidden_lines) for line in output.traceback]
+        elif output.output_type == "stream":
+            output.text = redact(output.text, hidden_lines)
+        else:
+            data = output.get("data", {})
+            for mime in ("text/plain", "text/html", "text/markdown"):
+                if isinstance(data.get(mime), str):
+                    data[mime] = redact(data[mime], hidden_lines)
+        return output

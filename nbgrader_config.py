@@ -1,0 +1,54 @@
+"""nbgrader configuration for the course (nbgrader 0.9.6).
+
+The repository is the course directory: instructor sources in ``solutions/``, student
+releases in ``notebooks/``; everything grading produces lives under the git-ignored
+``grading/``. Each setting below answers a fact measured in ``shared/NBGRADER-NOTES.md``.
+"""
+
+import os
+
+c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+# --- where things live -----------------------------------------------------------------
+c.CourseDirectory.course_id = "transformer-course"
+c.CourseDirectory.root = ROOT
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "notebooks"
+c.CourseDirectory.submitted_directory = os.path.join("grading", "submitted")
+c.CourseDirectory.autograded_directory = os.path.join("grading", "autograded")
+c.CourseDirectory.feedback_directory = os.path.join("grading", "feedback")
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(ROOT, "grading", "gradebook.db")
+# Files next to a notebook that must never reach students.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.bak"]
+
+# --- what students receive ---------------------------------------------------------------
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+
+# --- grading ------------------------------------------------------------------------------
+# The source notebook's kernel is forced onto submissions; name the standard one, found on
+# PATH in the course's virtual environment, so a custom kernel name cannot break grading.
+c.ExecutePreprocessor.kernel_name = "python3"
+# Per-cell limit. The slowest solution cell runs in a few seconds; an infinite loop costs at
+# most this many seconds per remaining cell (see coursetools.grading for the notebook cap).
+c.ExecutePreprocessor.timeout = 30
+c.ExecutePreprocessor.interrupt_on_timeout = True
+# Anything on stderr (torch's UserWarnings, a student's print to stderr) would zero a test
+# cell. Errors are what fail a test, so stderr streams are dropped before grades are taken.
+c.IgnorePattern.enabled = True
+c.IgnorePattern.pattern = r"[\s\S]"
+# A deleted test cell comes back (and is graded) instead of leaving the grade empty.
+c.OverwriteCells.add_missing_cells = True
+# Huge printed outputs are cut before they reach the gradebook and feedback.
+c.LimitOutput.max_lines = 200
+c.LimitOutput.max_traceback = 30
+
+# --- feedback handed back to students ---------------------------------------------------------
+# The feedback HTML would otherwise show the hidden tests (and tracebacks quoting them).
+from coursetools.nbgrader_plugins import HideHiddenTests  # noqa: E402
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.preprocessors import GetGrades  # noqa: E402
+
+c.GenerateFeedback.preprocessors = [HideHiddenTests, GetGrades, CSSHTMLHeaderPreprocessor]

@@ -1,0 +1,161 @@
+"""Helpers for tests that run the real nbgrader pipeline in a throwaway copy of the course."""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from coursetools.release import REPO_ROOT, run_nbgrader
+
+MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
+
+
+@dataclass
+class CourseCopy:
+    """A course directory in a temporary folder: config, one assignment's source, a gradebook."""
+
+    root: Path
+    assignment: str
+
+    @classmethod
+    def create(cls, destination: Path, assignment: str, source_notebook: Path | None = None) -> "CourseCopy":
+        destination.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO_ROOT / "nbgrader_config.py", destination / "nbgrader_config.py")
+        source_dir = destination / "solutions" / assignment
+        if source_notebook is None:
+            shutil.copytree(REPO_ROOT / "solutions" / assignment, source_dir)
+        else:
+            source_dir.mkdir(parents=True)
+            shutil.copy(source_notebook, source_dir / f"{assignment}.ipynb")
+        (destination / "grading").mkdir(exist_ok=True)
+        return cls(destination, assignment)
+
+    @property
+    def source(self) -> Path:
+        return self.root / "solutions" / self.assignment / f"{self.assignment}.ipynb"
+
+    @property
+    def release(self) -> Path:
+        return self.root / "notebooks" / self.assignment / f"{self.assignment}.ipynb"
+
+    def generate(self) -> Path:
+        run_nbgrader(["generate_assignment", self.assignment, "--force"], self.root)
+        return self.release
+
+    def submit(self, student: str, notebook: Path | nbformat.NotebookNode) -> Path:
+        """Place a notebook as ``student``'s submission (as an LMS download would)."""
+        folder = self.root / "grading" / "submitted" / student / self.assignment
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / f"{self.assignment}.ipynb"
+        if isinstance(notebook, Path):
+            shutil.copy(notebook, target)
+        else:
+            nbformat.write(notebook, target)
+        return target
+
+    def autograde(self, *extra: str):
+        return run_nbgrader(["autograde", self.assignment, "--force", *extra], self.root, check=False)
+
+    def feedback(self, *extra: str):
+        return run_nbgrader(["generate_feedback", self.assignment, "--force", *extra], self.root)
+
+    def autograded(self, student: str) -> nbformat.NotebookNode:
+        path = self.root / "grading" / "autograded" / student / self.assignment / f"{self.assignment}.ipynb"
+        return nbformat.read(path, as_version=4)
+
+    def feedback_html(self, student: str) -> str:
+        path = self.root / "grading" / "feedback" / student / self.assignment / f"{self.assignment}.html"
+        return path.read_text(encoding="utf-8")
+
+    def scores(self, student: str) -> dict[str, tuple[float | None, float]]:
+        """grade cell name -> (score, max score), from the gradebook."""
+        from nbgrader.api import Gradebook
+
+        with Gradebook(f"sqlite:///{self.root / 'grading' / 'gradebook.db'}") as gradebook:
+            notebook = gradebook.find_submission_notebook(self.assignment, self.assignment, student)
+            return {g.name: (g.score, g.max_score) for g in notebook.grades}
+
+    def autograded_points(self, student: str) -> tuple[float, float]:
+        """(earned, possible) over the code test cells, the part graded automatically."""
+        earned = possible = 0.0
+        for name, (score, max_score) in self.scores(student).items():
+            if name in autograded_test_ids(self.source):
+                earned += score or 0.0
+                possible += max_score
+        return earned, possible
+
+
+def nbgrader_meta(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def autograded_test_ids(notebook_path: Path) -> set[str]:
+    nb = nbformat.read(notebook_path, as_version=4)
+    return {nbgrader_meta(c)["grade_id"] for c in nb.cells
+            if c.cell_type == "code" and nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")}
+
+
+def secret_lines(notebook_path: Path) -> set[str]:
+    """Lines students must never see: solution bodies, hidden tests, model answers (stripped).
+
+    Lines that also occur in the visible part of the source are not secret (a solution may
+    repeat a line of its own signature, a blank ``return``...).
+    """
+    nb = nbformat.read(notebook_path, as_version=4)
+    secret: set[str] = set()
+    visible: set[str] = set()
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        if cell.cell_type == "markdown" and meta.get("solution"):
+            secret.update(line.strip() for line in cell.source.splitlines())
+            continue
+        inside = False
+        for line in cell.source.splitlines():
+            marker = line.strip()
+            if marker.startswith(("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS")):
+                inside = True
+            elif marker.startswith(("### END SOLUTION", "### END HIDDEN TESTS")):
+                inside = False
+            else:
+                (secret if inside else visible).add(marker)
+    return {line for line in secret - visible if len(line) >= 6}
+
+
+def leaked_lines(text: str, secrets: set[str]) -> list[str]:
+    """The secret lines (and markers) that occur in ``text`` (plain text or unescaped HTML)."""
+    text = html.unescape(text)
+    found = [line for line in secrets if line in text]
+    found += [marker for marker in MARKERS if marker in text]
+    return sorted(found)
+
+
+def notebook_text(notebook_path: Path) -> str:
+    """Every cell's source and every output's text, as a student would read them."""
+    nb = nbformat.read(notebook_path, as_version=4)
+    parts = []
+    for cell in nb.cells:
+        parts.append(cell.source)
+        parts += _strings(cell.get("outputs", []))
+    return "\n".join(parts)
+
+
+def _strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def normalised(notebook_path: Path) -> str:
+    """A notebook's JSON with volatile fields dropped, for comparing two releases."""
+    nb = json.loads(Path(notebook_path).read_text(encoding="utf-8"))
+    nb.get("metadata", {}).pop("widgets", None)
+    return json.dumps(nb, sort_keys=True, indent=1)

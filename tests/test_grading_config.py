@@ -1,0 +1,112 @@
+"""The course's nbgrader settings, proven on a tiny assignment graded by the real pipeline.
+
+* stderr output (a torch ``UserWarning``) does not zero a correct answer;
+* a deleted test cell comes back and is graded;
+* a custom kernel name in a submission cannot break grading;
+* feedback shows the failing hidden test's message, never its code or traceback.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import nbformat
+import pytest
+
+from coursetools import authoring as nb
+from course_helpers import CourseCopy, leaked_lines, secret_lines
+
+pytestmark = pytest.mark.slow
+
+HIDDEN_LINE = "assert add(40, 2) == 42, 'add is wrong for larger numbers'"
+
+
+def tiny_assignment() -> nbformat.NotebookNode:
+    return nb.notebook([
+        nb.setup("setup", "import warnings\nimport torch"),
+        nb.solution("add", '''
+            def add(a, b):
+                """Return a + b."""
+                ### BEGIN SOLUTION
+                return a + b
+                ### END SOLUTION
+            '''),
+        nb.tests("test_add", 2, f'''
+            assert add(1, 1) == 2, "add(1, 1) should be 2"
+            ### BEGIN HIDDEN TESTS
+            secret_operand = 40
+            {HIDDEN_LINE}
+            ### END HIDDEN TESTS
+            '''),
+        nb.free_response("why", 1, "Because addition is commutative."),
+    ])
+
+
+def answer(nb_: nbformat.NotebookNode, body: str) -> nbformat.NotebookNode:
+    """A submission whose ``add`` cell is replaced by ``body``."""
+    submission = copy.deepcopy(nb_)
+    for cell in submission.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "add":
+            cell.source = body
+    return submission
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> CourseCopy:
+    root = tmp_path_factory.mktemp("tiny")
+    source = nb.write(tiny_assignment(), root / "tiny.ipynb")
+    course = CourseCopy.create(root / "course", "tiny", source_notebook=source)
+    release = nbformat.read(course.generate(), as_version=4)
+
+    warns = answer(release, "import warnings, sys\n"
+                            "def add(a, b):\n"
+                            "    warnings.warn('a UserWarning on stderr')\n"
+                            "    print('debug', file=sys.stderr)\n"
+                            "    return a + b")
+    course.submit("warns", warns)
+
+    only_small = answer(release, "def add(a, b):\n    return 2 if (a, b) == (1, 1) else 0")
+    course.submit("hidden_fail", only_small)
+
+    deleted = answer(release, "def add(a, b):\n    return a + b")
+    deleted.cells = [c for c in deleted.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "test_add"]
+    course.submit("deleted_test", deleted)
+
+    kernel = answer(release, "def add(a, b):\n    return a + b")
+    kernel.metadata["kernelspec"] = {"name": "no-such-kernel", "display_name": "X", "language": "python"}
+    course.submit("odd_kernel", kernel)
+
+    result = course.autograde()
+    assert result.returncode == 0, result.stderr
+    course.feedback()
+    return course
+
+
+def test_stderr_warning_keeps_the_points(graded: CourseCopy):
+    assert graded.scores("warns")["test_add"] == (2.0, 2.0)
+
+
+def test_hidden_failure_scores_zero(graded: CourseCopy):
+    assert graded.scores("hidden_fail")["test_add"] == (0.0, 2.0)
+
+
+def test_deleted_test_cell_is_restored_and_graded(graded: CourseCopy):
+    assert graded.scores("deleted_test")["test_add"] == (2.0, 2.0)
+
+
+def test_custom_kernel_name_cannot_break_grading(graded: CourseCopy):
+    assert graded.scores("odd_kernel")["test_add"] == (2.0, 2.0)
+
+
+def test_feedback_gives_the_message_not_the_hidden_code(graded: CourseCopy):
+    html = graded.feedback_html("hidden_fail")
+    assert "add is wrong for larger numbers" in html, "the failing test's message should reach the student"
+    assert "hidden tests: graded, not shown" in html
+    assert not leaked_lines(html, secret_lines(graded.source))
+    assert "secret_operand" not in html and "add(40, 2)" not in html
+
+
+def test_autograded_notebook_still_holds_hidden_tests(graded: CourseCopy):
+    """The instructor's copy keeps them: only feedback is cleaned (so never hand back autograded/)."""
+    text = "\n".join(c.source for c in graded.autograded("hidden_fail").cells)
+    assert HIDDEN_LINE in text

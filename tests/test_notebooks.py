@@ -1,0 +1,109 @@
+"""The nbgrader round trip for every assignment in ``solutions/``, in a throwaway course copy.
+
+For each assignment: the release generates; it leaks no solution, marker, hidden test or model
+answer; it equals the committed ``notebooks/`` (so CI fails when they drift apart); the solution
+autograded as a submission runs top to bottom without an error and earns every autograded
+point; the untouched release earns none; feedback for both shows no hidden test.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from coursetools.release import REPO_ROOT, assignments
+from course_helpers import (CourseCopy, autograded_test_ids, leaked_lines, normalised,
+                            notebook_text, secret_lines)
+
+ASSIGNMENTS = assignments()
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module", params=ASSIGNMENTS)
+def graded_course(request, tmp_path_factory) -> CourseCopy:
+    """One assignment generated, then graded for two students: the solution and the stub."""
+    course = CourseCopy.create(tmp_path_factory.mktemp(request.param), request.param)
+    course.generate()
+    course.submit("solution", course.source)
+    course.submit("stub", course.release)
+    result = course.autograde()
+    assert result.returncode == 0, f"autograde failed:\n{result.stdout}\n{result.stderr}"
+    course.feedback()
+    return course
+
+
+def test_there_are_assignments():
+    assert ASSIGNMENTS, "solutions/ holds no assignment"
+
+
+def test_release_leaks_nothing(graded_course: CourseCopy):
+    leaked = leaked_lines(notebook_text(graded_course.release), secret_lines(graded_course.source))
+    assert not leaked, f"the student release contains instructor-only lines: {leaked}"
+
+
+def test_committed_release_is_up_to_date(graded_course: CourseCopy):
+    committed = REPO_ROOT / "notebooks" / graded_course.assignment / f"{graded_course.assignment}.ipynb"
+    assert committed.is_file(), f"{committed} is missing: run `make release`"
+    assert normalised(committed) == normalised(graded_course.release), (
+        f"{committed.relative_to(REPO_ROOT)} differs from a fresh release of solutions/: run `make release`")
+
+
+def test_solution_runs_top_to_bottom(graded_course: CourseCopy):
+    nb = graded_course.autograded("solution")
+    errors = [(i, o.ename, o.evalue) for i, c in enumerate(nb.cells) if c.cell_type == "code"
+              for o in c.outputs if o.output_type == "error"]
+    assert not errors, f"the solution notebook raised in cells: {errors}"
+
+
+def test_solution_earns_every_autograded_point(graded_course: CourseCopy):
+    earned, possible = graded_course.autograded_points("solution")
+    assert possible > 0
+    assert earned == possible, f"solution earned {earned} of {possible}: {graded_course.scores('solution')}"
+
+
+def test_stub_earns_no_autograded_point(graded_course: CourseCopy):
+    earned, possible = graded_course.autograded_points("stub")
+    assert possible > 0
+    assert earned == 0, f"the unedited release earned {earned} of {possible}: {graded_course.scores('stub')}"
+
+
+def test_notebook_has_tests_and_free_response(graded_course: CourseCopy):
+    nb = nbformat.read(graded_course.source, as_version=4)
+    meta = [c.metadata.get("nbgrader", {}) for c in nb.cells]
+    tests = autograded_test_ids(graded_course.source)
+    free = [m for c, m in zip(nb.cells, meta) if c.cell_type == "markdown" and m.get("grade") and m.get("solution")]
+    hidden = [c for c in nb.cells if "### BEGIN HIDDEN TESTS" in c.source]
+    assert 3 <= len(tests) <= 6, f"expected 3-6 graded exercises, found {len(tests)}"
+    assert free, "every chapter has at least one free-response question graded by hand"
+    assert len(hidden) == len(tests), "every test cell has a hidden block"
+
+
+@pytest.mark.parametrize("student", ["solution", "stub"])
+def test_feedback_shows_no_hidden_test(graded_course: CourseCopy, student: str):
+    html = graded_course.feedback_html(student)
+    leaked = leaked_lines(html, secret_lines(graded_course.source) - _solution_lines(graded_course, student))
+    assert not leaked, f"feedback for {student} shows hidden lines: {leaked}"
+
+
+def _solution_lines(course: CourseCopy, student: str) -> set[str]:
+    """The solution's own code is what that student submitted: it may appear in its feedback."""
+    if student != "solution":
+        return set()
+    return {line.strip() for c in nbformat.read(course.source, as_version=4).cells
+            if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")
+            for line in c.source.splitlines()}
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_solution_notebook_matches_its_script(assignment: str, tmp_path: Path):
+    """Notebooks are written by coursetools/chapters/<id>.py; the committed one is its output."""
+    script = importlib.import_module(f"coursetools.chapters.{assignment}")
+    written = script.write(tmp_path / f"{assignment}.ipynb")
+    committed = REPO_ROOT / "solutions" / assignment / f"{assignment}.ipynb"
+    assert normalised(written) == normalised(committed), (
+        f"{committed.relative_to(REPO_ROOT)} is stale: run `python -m coursetools.chapters.{assignment}`")
+
