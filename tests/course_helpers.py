@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,9 +127,14 @@ def secret_lines(notebook_path: Path) -> set[str]:
     return {line for line in secret - visible if len(line) >= 6}
 
 
-def leaked_lines(text: str, secrets: set[str]) -> list[str]:
-    """The secret lines (and markers) that occur in ``text`` (plain text or unescaped HTML)."""
-    text = html.unescape(text)
+def leaked_lines(text: str, secrets: set[str], *, is_html: bool = False) -> list[str]:
+    """The secret lines (and markers) that occur in ``text``.
+
+    HTML is compared as a reader sees it: tags removed (syntax highlighting splits a line of
+    code into many spans) and entities unescaped.
+    """
+    if is_html:
+        text = html.unescape(re.sub(r"<[^>]+>", "", text))
     found = [line for line in secrets if line in text]
     found += [marker for marker in MARKERS if marker in text]
     return sorted(found)

@@ -102,7 +102,7 @@ def test_feedback_gives_the_message_not_the_hidden_code(graded: CourseCopy):
     html = graded.feedback_html("hidden_fail")
     assert "add is wrong for larger numbers" in html, "the failing test's message should reach the student"
     assert "hidden tests: graded, not shown" in html
-    assert not leaked_lines(html, secret_lines(graded.source))
+    assert not leaked_lines(html, secret_lines(graded.source), is_html=True)
     assert "secret_operand" not in html and "add(40, 2)" not in html
 
 

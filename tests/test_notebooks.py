@@ -85,7 +85,8 @@ def test_notebook_has_tests_and_free_response(graded_course: CourseCopy):
 @pytest.mark.parametrize("student", ["solution", "stub"])
 def test_feedback_shows_no_hidden_test(graded_course: CourseCopy, student: str):
     html = graded_course.feedback_html(student)
-    leaked = leaked_lines(html, secret_lines(graded_course.source) - _solution_lines(graded_course, student))
+    leaked = leaked_lines(html, secret_lines(graded_course.source) - _solution_lines(graded_course, student),
+                          is_html=True)
     assert not leaked, f"feedback for {student} shows hidden lines: {leaked}"
 
 
@@ -94,7 +95,7 @@ def _solution_lines(course: CourseCopy, student: str) -> set[str]:
     if student != "solution":
         return set()
     return {line.strip() for c in nbformat.read(course.source, as_version=4).cells
-            if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")
+            if c.metadata.get("nbgrader", {}).get("solution")
             for line in c.source.splitlines()}
 
 

@@ -1,0 +1,103 @@
+"""The book: builds with warnings as errors, holds every page of the table of contents, loads
+nothing from the network, and shows no instructor-only content."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from coursetools.release import REPO_ROOT, assignments, nbgrader_env
+from course_helpers import leaked_lines, secret_lines
+
+pytestmark = pytest.mark.slow
+HTML = REPO_ROOT / "_build" / "html"
+TEXT_SUFFIXES = {".html", ".js", ".json", ".txt", ".ipynb", ".md", ".py", ".css"}
+
+
+def toc_files() -> list[str]:
+    toc = yaml.safe_load((REPO_ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [chapter["file"] for chapter in part["chapters"]]
+    return files
+
+
+@pytest.fixture(scope="module")
+def built_book() -> Path:
+    """Build (incrementally: `make book` has just built it) and insist on no warning."""
+    command = [str(Path(sys.executable).parent / "jupyter-book"), "build", "--warningiserror", "--keep-going", "."]
+    result = subprocess.run(command, cwd=REPO_ROOT, env=nbgrader_env(), capture_output=True, text=True)
+    assert result.returncode == 0, f"the book build failed:\n{result.stdout[-5000:]}\n{result.stderr[-5000:]}"
+    return HTML
+
+
+def built_text_files(html: Path) -> list[Path]:
+    return [p for p in html.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES
+            and "mathjax" not in p.parts]
+
+
+def test_every_toc_page_is_built(built_book: Path):
+    missing = [f for f in toc_files() if not (built_book / f"{f}.html").is_file()]
+    assert not missing, f"pages in _toc.yml without HTML: {missing}"
+    assert (built_book / "index.html").is_file()
+
+
+def test_every_assignment_has_a_part_in_the_book():
+    files = toc_files()
+    for assignment in assignments():
+        assert f"book/{assignment}" in files, f"{assignment}: no chapter page in _toc.yml"
+        assert f"notebooks/{assignment}/{assignment}" in files, f"{assignment}: released notebook not in _toc.yml"
+
+
+def test_no_solution_or_hidden_test_in_the_built_book(built_book: Path):
+    secrets: set[str] = set()
+    for assignment in assignments():
+        secrets |= secret_lines(REPO_ROOT / "solutions" / assignment / f"{assignment}.ipynb")
+    for path in built_text_files(built_book):
+        leaked = leaked_lines(path.read_text(encoding="utf-8", errors="replace"), secrets,
+                              is_html=path.suffix == ".html")
+        assert not leaked, f"{path.relative_to(built_book)} shows instructor-only lines: {leaked[:5]}"
+    assert not (built_book / "solutions").exists()
+
+
+EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["'](?:https?:)?//""", re.IGNORECASE)
+
+
+def test_no_page_loads_anything_from_the_network(built_book: Path):
+    """Scripts, styles and images are local; outbound hyperlinks (<a href>) are allowed."""
+    for page in built_book.rglob("*.html"):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        for tag in re.findall(r"<(?:script|link|img|iframe)\b[^>]*>", text, re.IGNORECASE):
+            assert not EXTERNAL.search(tag), f"{page.relative_to(built_book)} loads from the network: {tag}"
+
+
+def test_maths_is_served_locally(built_book: Path):
+    page = (built_book / "book" / "notation.html").read_text(encoding="utf-8")
+    scripts = re.findall(r"<script[^>]*src=\"([^\"]*mathjax[^\"]*)\"", page, re.IGNORECASE)
+    assert scripts, "no MathJax script on a page with maths"
+    for src in scripts:
+        target = (built_book / "book" / src.split("?")[0]).resolve()
+        assert target.is_file(), f"MathJax script {src} is not in the built book"
+
+
+def test_chapter_figures_are_embedded(built_book: Path):
+    for assignment in assignments():
+        page = (built_book / "book" / f"{assignment}.html").read_text(encoding="utf-8")
+        images = re.findall(r"<img[^>]*src=\"([^\"]+)\"", page)
+        assert images, f"{assignment}: the chapter page shows no figure"
+        for src in images:
+            assert not src.startswith("data:") or len(src) > 100
+            if not src.startswith("data:"):
+                assert (built_book / "book" / src).resolve().is_file(), f"{assignment}: missing image {src}"
+
+
+def test_released_notebooks_are_shown_not_executed(built_book: Path):
+    for assignment in assignments():
+        page = (built_book / "notebooks" / assignment / f"{assignment}.html").read_text(encoding="utf-8")
+        assert "NotImplementedError" in page, "the released stub should be shown as it is"
+        assert "Traceback" not in page, "released notebooks must not be executed in the book"

@@ -1,0 +1,87 @@
+"""The built book in a real browser: headless Chromium (Debian's package) driven by Playwright.
+
+Loads the landing page and every chapter page from ``_build/html`` over ``file://`` and checks
+that the maths is typeset by the local MathJax, that every image loads, and that no request
+leaves the machine. Skipped, with the reason shown, where no Chromium is installed, except
+when ``COURSE_REQUIRE_BROWSER=1`` (CI installs Chromium and sets it), where that is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from coursetools.release import REPO_ROOT, assignments
+
+pytestmark = pytest.mark.slow
+HTML = REPO_ROOT / "_build" / "html"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None:
+        if os.environ.get("COURSE_REQUIRE_BROWSER") == "1":
+            pytest.fail("COURSE_REQUIRE_BROWSER=1 but no chromium on PATH (apt-get install chromium)")
+        pytest.skip("no headless Chromium installed (Debian package `chromium`); .ci/run installs it")
+    if not (HTML / "index.html").is_file():
+        pytest.fail("no built book: run `make book` first")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+        )
+        yield browser
+        browser.close()
+
+
+def pages() -> list[str]:
+    return ["book/index.html", "book/notation.html"] + [f"book/{a}.html" for a in assignments()]
+
+
+@pytest.mark.parametrize("page_path", pages())
+def test_page_renders_offline(browser, page_path: str):
+    context = browser.new_context()
+    outbound: list[str] = []
+
+    def refuse(route):
+        outbound.append(route.request.url)
+        route.abort()
+
+    context.route("http://**/*", refuse)
+    context.route("https://**/*", refuse)
+    page = context.new_page()
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto((HTML / page_path).as_uri(), wait_until="load")
+
+    has_maths = page.evaluate("() => document.querySelectorAll('.math').length") > 0
+    if has_maths:
+        page.wait_for_function("() => document.querySelectorAll('mjx-container').length > 0", timeout=20_000)
+        unrendered = page.evaluate(
+            "() => [...document.querySelectorAll('.math')].filter(m => !m.querySelector('mjx-container')).length")
+        assert unrendered == 0, f"{page_path}: {unrendered} formulas were not typeset"
+
+    broken_images = page.evaluate(
+        "() => [...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
+    assert not broken_images, f"{page_path}: images that did not load: {broken_images}"
+
+    remote = [url for url in requested if not url.startswith(LOCAL_SCHEMES)]
+    assert not remote and not outbound, f"{page_path}: requests left the machine: {remote + outbound}"
+    context.close()
+
+
+def test_chapter_pages_show_maths_and_figures(browser):
+    page = browser.new_page()
+    for assignment in assignments():
+        page.goto((HTML / "book" / f"{assignment}.html").as_uri(), wait_until="load")
+        page.wait_for_function("() => document.querySelectorAll('mjx-container').length > 0", timeout=20_000)
+        figures = page.evaluate("() => [...document.images].filter(i => i.naturalWidth > 100).length")
+        assert figures >= 1, f"{assignment}: no figure rendered"
+    page.close()
