@@ -15,6 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from coursetools import authoring
 from coursetools.release import REPO_ROOT, assignments
 from course_helpers import (CourseCopy, autograded_test_ids, leaked_lines, normalised,
                             notebook_text, secret_lines)
@@ -101,9 +102,10 @@ def _solution_lines(course: CourseCopy, student: str) -> set[str]:
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_solution_notebook_matches_its_script(assignment: str, tmp_path: Path):
-    """Notebooks are written by coursetools/chapters/<id>.py; the committed one is its output."""
+    """Notebooks are written by coursetools/chapters/<id>.py (its ``build()`` returns the cells);
+    the committed notebook is that script's output."""
     script = importlib.import_module(f"coursetools.chapters.{assignment}")
-    written = script.write(tmp_path / f"{assignment}.ipynb")
+    written = authoring.write(authoring.notebook(script.build()), tmp_path / f"{assignment}.ipynb")
     committed = REPO_ROOT / "solutions" / assignment / f"{assignment}.ipynb"
     assert normalised(written) == normalised(committed), (
         f"{committed.relative_to(REPO_ROOT)} is stale: run `python -m coursetools.chapters.{assignment}`")
