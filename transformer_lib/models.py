@@ -1,0 +1,273 @@
+"""Whole models built from the layers (chapters 7-10): the three families.
+
+* ``TransformerClassifier``: encoder-only, pools the encoder's output into class scores (chapter 7).
+* ``GPT``: decoder-only language model, a stack of causal self-attention blocks (chapters 8, 10;
+  Radford et al. 2018/2019; the layout follows Karpathy's nanoGPT).
+* ``Transformer``: the encoder-decoder of Vaswani et al. 2017 (chapter 9).
+
+Every model takes token ids ``(B, length)``, checks them (vocabulary, ``max_len``) and builds its own
+masks. ``return_attention=True`` also returns the per-layer, per-head attention weights.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+from .attention import causal_mask
+from .layers import Decoder, Encoder
+from .multihead import KVCache
+from .positional import make_positional
+
+__all__ = ["check_token_ids", "InputEmbedding", "TransformerClassifier", "sample_next_token", "GPT", "Transformer"]
+
+
+def check_token_ids(tokens: Tensor, vocab_size: int, max_len: int | None = None, name: str = "tokens") -> None:
+    """Raise ``ValueError`` unless ``tokens`` is ``(B, length)`` integer ids in ``[0, vocab_size)``, length <= max_len."""
+    if tokens.dim() != 2 or tokens.is_floating_point() or tokens.is_complex():
+        raise ValueError(f"{name} must be integer token ids of shape (B, length), got {tokens.dtype} of shape {tuple(tokens.shape)}")
+    if max_len is not None and tokens.size(1) > max_len:
+        raise ValueError(f"{name} is too long: expected shape (B, length <= max_len={max_len}), got {tuple(tokens.shape)}")
+    if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab_size):
+        raise ValueError(
+            f"{name} must be ids in [0, n_vocab={vocab_size}), got values from {int(tokens.min())} to {int(tokens.max())}"
+        )
+
+
+class InputEmbedding(nn.Module):
+    """Token ids ``(B, T)`` -> vectors ``(B, T, d_model)``: embedding, plus positions, then dropout.
+
+    ``scale=True`` multiplies the embedding by ``sqrt(d_model)`` (Vaswani et al. 2017, section 3.4).
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        d_model: int,
+        max_len: int,
+        positional: str | None = "sinusoidal",
+        dropout: float = 0.0,
+        scale: bool = False,
+    ) -> None:
+        super().__init__()
+        self.vocab_size, self.max_len = vocab_size, max_len
+        self.token = nn.Embedding(vocab_size, d_model)
+        self.position = make_positional(positional, max_len, d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.scale = math.sqrt(d_model) if scale else 1.0
+
+    def forward(self, tokens: Tensor, start: int = 0) -> Tensor:
+        """``(B, T)`` ids at positions ``start .. start + T - 1`` -> ``(B, T, d_model)``."""
+        check_token_ids(tokens, self.vocab_size, self.max_len)
+        x = self.token(tokens) * self.scale
+        if self.position is not None:
+            x = self.position(x, start)
+        return self.dropout(x)
+
+
+class TransformerClassifier(nn.Module):
+    """Encoder-only classifier: embed, encode (padding masked), pool, project to class scores.
+
+    ``pooling="mean"`` averages over the real (non-pad) tokens only; ``"first"`` takes position 0
+    (a BERT-style [CLS] token). ``positional=None`` removes all position information, which
+    makes the model blind to word order (chapter 6).
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        num_classes: int,
+        d_model: int,
+        num_heads: int,
+        num_layers: int,
+        d_ff: int,
+        max_len: int,
+        pad_id: int = 0,
+        pooling: str = "mean",
+        dropout: float = 0.0,
+        positional: str | None = "sinusoidal",
+        norm_first: bool = False,
+    ) -> None:
+        super().__init__()
+        if pooling not in ("mean", "first"):
+            raise ValueError(f'pooling must be "mean" or "first", got {pooling!r}')
+        self.pad_id, self.pooling = pad_id, pooling
+        self.embedding = InputEmbedding(vocab_size, d_model, max_len, positional, dropout)
+        self.encoder = Encoder(num_layers, d_model, num_heads, d_ff, dropout, norm_first=norm_first)
+        self.head = nn.Linear(d_model, num_classes)
+
+    def forward(self, tokens: Tensor, return_attention: bool = False) -> Tensor | tuple[Tensor, list[Tensor]]:
+        """``(B, S)`` ids -> ``(B, num_classes)`` logits (and the ``(B, h, S, S)`` weights of each layer)."""
+        real = tokens != self.pad_id  # (B, S)
+        x = self.encoder(self.embedding(tokens), real[:, None, None, :], need_weights=return_attention)
+        if self.pooling == "mean":
+            pooled = (x * real[..., None]).sum(1) / real.sum(1, keepdim=True).clamp(min=1)
+        else:
+            pooled = x[:, 0]
+        logits = self.head(pooled)
+        if return_attention:
+            return logits, [layer.self_attention_weights for layer in self.encoder.layers]
+        return logits
+
+
+def sample_next_token(
+    logits: Tensor, temperature: float = 1.0, top_k: int | None = None, generator: torch.Generator | None = None
+) -> Tensor:
+    """``(B, n_vocab)`` logits -> ``(B, 1)`` token ids; ``temperature=0`` is greedy (argmax)."""
+    if temperature == 0:
+        return logits.argmax(dim=-1, keepdim=True)
+    logits = logits / temperature
+    if top_k is not None:
+        kth_largest = torch.topk(logits, min(top_k, logits.size(-1))).values[:, -1:]
+        logits = logits.masked_fill(logits < kth_largest, float("-inf"))
+    return torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=generator)
+
+
+class GPT(nn.Module):
+    """Decoder-only language model: learned positions, pre-LN causal blocks, tied output layer.
+
+    A block is an ``EncoderLayer`` run with a causal mask (no cross-attention: there is no encoder).
+    The output layer shares its weights with the token embedding (Press and Wolf 2017).
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        d_model: int,
+        num_heads: int,
+        num_layers: int,
+        d_ff: int,
+        max_len: int,
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__()
+        self.max_len = max_len
+        self.embedding = InputEmbedding(vocab_size, d_model, max_len, "learned", dropout)
+        self.blocks = Encoder(num_layers, d_model, num_heads, d_ff, dropout, activation="gelu", norm_first=True)
+        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
+        self.lm_head.weight = self.embedding.token.weight
+
+    def forward(self, idx: Tensor, return_attention: bool = False) -> Tensor | tuple[Tensor, list[Tensor]]:
+        """``(B, T)`` ids -> ``(B, T, n_vocab)`` next-token logits (and each layer's ``(B, h, T, T)`` weights)."""
+        logits = self._logits(idx, need_weights=return_attention)
+        if return_attention:
+            return logits, [layer.self_attention_weights for layer in self.blocks.layers]
+        return logits
+
+    def _logits(self, idx: Tensor, caches: list[KVCache] | None = None, need_weights: bool = False) -> Tensor:
+        """Logits for ``idx``, the tokens that follow the ``len(caches[0])`` already in the caches."""
+        start = len(caches[0]) if caches else 0
+        x = self.embedding(idx, start)
+        # With nothing cached the mask is the plain causal one, which the fused kernel applies
+        # itself; new tokens after cached ones see all of those and the causal part of their own.
+        mask = None if start == 0 else causal_mask(start + idx.size(1), device=idx.device)[start:]
+        x = self.blocks(x, mask, is_causal=start == 0, need_weights=need_weights, caches=caches)
+        return self.lm_head(x)
+
+    @torch.no_grad()
+    def generate(
+        self,
+        idx: Tensor,
+        max_new_tokens: int,
+        temperature: float = 1.0,
+        top_k: int | None = None,
+        use_cache: bool = True,
+        generator: torch.Generator | None = None,
+    ) -> Tensor:
+        """Extend ``idx`` ``(B, T)`` by ``max_new_tokens`` tokens -> ``(B, T + max_new_tokens)``.
+
+        Each step samples from ``softmax(logits / temperature)`` restricted to the ``top_k`` most
+        likely tokens; ``temperature=0`` picks the most likely token (greedy). With ``use_cache``
+        only the new token goes through the model, its keys and values joining a per-layer
+        ``KVCache``; the tokens are the same as without the cache. Once the context is longer
+        than ``max_len`` both ways see only its last ``max_len`` tokens (without a cache).
+        Call ``model.eval()`` first to switch dropout off.
+        """
+        caches = [KVCache() for _ in self.blocks.layers] if use_cache else None
+        for _ in range(max_new_tokens):
+            if caches is not None and idx.size(1) <= self.max_len:
+                logits = self._logits(idx[:, len(caches[0]) :], caches)
+            else:
+                logits = self._logits(idx[:, -self.max_len :])
+            next_token = sample_next_token(logits[:, -1], temperature, top_k, generator)
+            idx = torch.cat([idx, next_token], dim=1)
+        return idx
+
+
+class Transformer(nn.Module):
+    """The encoder-decoder Transformer (Vaswani et al. 2017, figure 1), with sinusoidal positions.
+
+    ``forward(src, tgt)`` is teacher forcing: ``tgt`` is the target shifted right (starting with BOS)
+    and the logits at position t predict target token t + 1. Decoding code uses ``encode`` once and
+    ``decode`` at every step; both build the masks from ``pad_id``.
+    """
+
+    def __init__(
+        self,
+        src_vocab_size: int,
+        tgt_vocab_size: int,
+        d_model: int = 128,
+        num_heads: int = 4,
+        num_encoder_layers: int = 2,
+        num_decoder_layers: int = 2,
+        d_ff: int = 512,
+        dropout: float = 0.1,
+        max_len: int = 512,
+        norm_first: bool = False,
+        pad_id: int = 0,
+    ) -> None:
+        super().__init__()
+        self.pad_id = pad_id
+        self.src_embedding = InputEmbedding(src_vocab_size, d_model, max_len, "sinusoidal", dropout, scale=True)
+        self.tgt_embedding = InputEmbedding(tgt_vocab_size, d_model, max_len, "sinusoidal", dropout, scale=True)
+        self.encoder = Encoder(num_encoder_layers, d_model, num_heads, d_ff, dropout, norm_first=norm_first)
+        self.decoder = Decoder(num_decoder_layers, d_model, num_heads, d_ff, dropout, norm_first=norm_first)
+        self.output_proj = nn.Linear(d_model, tgt_vocab_size)
+
+    def _key_padding_mask(self, tokens: Tensor) -> Tensor:
+        """``(B, S)`` ids -> ``(B, 1, 1, S)``, True at real tokens, broadcastable to ``(B, h, T, S)``."""
+        return (tokens != self.pad_id)[:, None, None, :]
+
+    def encode(self, src: Tensor, *, need_weights: bool = False) -> Tensor:
+        """``(B, S)`` source ids -> memory ``(B, S, d_model)``."""
+        return self.encoder(self.src_embedding(src), self._key_padding_mask(src), need_weights=need_weights)
+
+    def decode(self, tgt: Tensor, memory: Tensor, src: Tensor, *, need_weights: bool = False) -> Tensor:
+        """``(B, T)`` target ids, memory ``(B, S, d_model)``, ``(B, S)`` source ids -> logits ``(B, T, n_vocab)``.
+
+        ``src`` only gives the padding mask of the memory.
+        """
+        if memory.shape[:2] != src.shape:
+            raise ValueError(
+                f"memory must have shape (B, S, d_model) with (B, S) = src.shape = {tuple(src.shape)}, "
+                f"got {tuple(memory.shape)}"
+            )
+        x = self.decoder(
+            self.tgt_embedding(tgt),
+            memory,
+            self_mask=self._key_padding_mask(tgt),
+            memory_mask=self._key_padding_mask(src),
+            is_causal=True,
+            need_weights=need_weights,
+        )
+        return self.output_proj(x)
+
+    def forward(
+        self, src: Tensor, tgt: Tensor, return_attention: bool = False
+    ) -> Tensor | tuple[Tensor, dict[str, list[Tensor]]]:
+        """``(B, S)`` source and ``(B, T)`` target ids -> ``(B, T, n_vocab)`` logits.
+
+        With ``return_attention`` also a dict of per-layer weights: ``"encoder"`` ``(B, h, S, S)``,
+        ``"decoder_self"`` ``(B, h, T, T)`` and ``"decoder_cross"`` ``(B, h, T, S)``.
+        """
+        memory = self.encode(src, need_weights=return_attention)
+        logits = self.decode(tgt, memory, src, need_weights=return_attention)
+        if not return_attention:
+            return logits
+        return logits, {
+            "encoder": [layer.self_attention_weights for layer in self.encoder.layers],
+            "decoder_self": [layer.self_attention_weights for layer in self.decoder.layers],
+            "decoder_cross": [layer.cross_attention_weights for layer in self.decoder.layers],
+        }
