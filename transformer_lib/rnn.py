@@ -1,0 +1,121 @@
+"""Recurrent encoder-decoders (chapters 2-3): the bottleneck, and attention as its cure.
+
+* ``Seq2SeqRNN``: a GRU reads the source; its last state, one fixed-size context vector, is all the
+  decoder ever sees of the source (Cho et al. 2014; Sutskever et al. 2014).
+* ``AttentionSeq2SeqRNN``: at every step the decoder attends over all encoder states with additive
+  attention and gets a fresh context vector (Bahdanau et al. 2015), and returns the alignment.
+
+Both decoders run one step at a time: the step computes the context from the decoder state, feeds
+``[embedding of the previous token; context]`` to a GRU cell, and predicts from ``[state; context]``.
+The two models differ only in where the context comes from. Sequences are right-padded with ``pad_id``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+from torch import Tensor, nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from .attention import AdditiveAttention
+from .models import check_token_ids
+
+__all__ = ["EncodedSource", "Seq2SeqRNN", "AttentionSeq2SeqRNN"]
+
+
+class EncodedSource(NamedTuple):
+    """What the encoder gives the decoder."""
+
+    states: Tensor  # (B, S, hidden_dim): the GRU state after each source token (zero at padding)
+    final: Tensor  # (B, hidden_dim): the state after the last real token, the context vector
+    mask: Tensor  # (B, S): True at real tokens
+
+
+class Seq2SeqRNN(nn.Module):
+    """GRU encoder-decoder whose decoder sees the source only through the final encoder state."""
+
+    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, embed_dim: int, hidden_dim: int, pad_id: int = 0) -> None:
+        super().__init__()
+        self.pad_id, self.src_vocab_size, self.tgt_vocab_size = pad_id, src_vocab_size, tgt_vocab_size
+        self.src_embedding = nn.Embedding(src_vocab_size, embed_dim, padding_idx=pad_id)
+        self.encoder = nn.GRU(embed_dim, hidden_dim, batch_first=True)
+        self.tgt_embedding = nn.Embedding(tgt_vocab_size, embed_dim, padding_idx=pad_id)
+        self.decoder_cell = nn.GRUCell(embed_dim + hidden_dim, hidden_dim)
+        self.output_proj = nn.Linear(2 * hidden_dim, tgt_vocab_size)
+
+    def encode(self, src: Tensor) -> EncodedSource:
+        """``(B, S)`` source ids -> the encoder states, the context vector and the source mask."""
+        check_token_ids(src, self.src_vocab_size, name="src")
+        mask = src != self.pad_id
+        # Packing skips the padding, so the final state is the one after the last real token.
+        # A fully padded row is read as one pad token (GRU needs length >= 1).
+        lengths = mask.sum(1).clamp(min=1).cpu()
+        packed = pack_padded_sequence(self.src_embedding(src), lengths, batch_first=True, enforce_sorted=False)
+        states, final = self.encoder(packed)
+        states, _ = pad_packed_sequence(states, batch_first=True, total_length=src.size(1))
+        return EncodedSource(states, final[0], mask)
+
+    def context(self, hidden: Tensor, source: EncodedSource) -> tuple[Tensor, Tensor | None]:
+        """The context vector ``(B, hidden_dim)`` for decoder state ``hidden``: always the final encoder state."""
+        return source.final, None
+
+    def decode_step(
+        self, token: Tensor, hidden: Tensor, source: EncodedSource
+    ) -> tuple[Tensor, Tensor, Tensor | None]:
+        """One decoder step: ``(B,)`` previous tokens, ``(B, hidden_dim)`` state -> logits ``(B, n_vocab)``, new state, weights ``(B, S)`` or None."""
+        context, weights = self.context(hidden, source)
+        hidden = self.decoder_cell(torch.cat([self.tgt_embedding(token), context], dim=-1), hidden)
+        logits = self.output_proj(torch.cat([hidden, context], dim=-1))
+        return logits, hidden, weights
+
+    def teacher_forced(self, src: Tensor, tgt_in: Tensor) -> tuple[Tensor, list[Tensor | None]]:
+        """Logits ``(B, T, n_vocab)`` for every step fed the true previous token, and each step's weights."""
+        check_token_ids(tgt_in, self.tgt_vocab_size, name="tgt_in")
+        source = self.encode(src)
+        hidden, all_logits, all_weights = source.final, [], []
+        for t in range(tgt_in.size(1)):
+            logits, hidden, weights = self.decode_step(tgt_in[:, t], hidden, source)
+            all_logits.append(logits)
+            all_weights.append(weights)
+        return torch.stack(all_logits, dim=1), all_weights
+
+    def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        """``(B, S)`` source, ``(B, T)`` decoder input (BOS + target without its last token) -> ``(B, T, n_vocab)``."""
+        return self.teacher_forced(src, tgt_in)[0]
+
+    @torch.no_grad()
+    def generate(self, src: Tensor, max_len: int, bos_id: int, eos_id: int) -> Tensor:
+        """Greedy decoding: ``(B, S)`` source -> ``(B, <= max_len)`` tokens (no BOS, EOS kept, then pad)."""
+        source = self.encode(src)
+        hidden = source.final
+        token = torch.full((src.size(0),), bos_id, dtype=torch.long, device=src.device)
+        finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
+        output = []
+        for _ in range(max_len):
+            logits, hidden, _ = self.decode_step(token, hidden, source)
+            token = logits.argmax(dim=-1).masked_fill(finished, self.pad_id)
+            output.append(token)
+            finished |= token == eos_id
+            if finished.all():
+                break
+        return torch.stack(output, dim=1) if output else src.new_empty(src.size(0), 0)
+
+
+class AttentionSeq2SeqRNN(Seq2SeqRNN):
+    """The same encoder-decoder, but each step attends over all encoder states (Bahdanau et al. 2015)."""
+
+    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, embed_dim: int, hidden_dim: int, pad_id: int = 0) -> None:
+        super().__init__(src_vocab_size, tgt_vocab_size, embed_dim, hidden_dim, pad_id)
+        self.attention = AdditiveAttention(hidden_dim, hidden_dim, hidden_dim)
+
+    def context(self, hidden: Tensor, source: EncodedSource) -> tuple[Tensor, Tensor]:
+        """Attend from the decoder state to the encoder states: context ``(B, hidden_dim)``, weights ``(B, S)``."""
+        return self.attention(hidden, source.states, source.states, source.mask)
+
+    def forward(self, src: Tensor, tgt_in: Tensor, return_attention: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+        """As ``Seq2SeqRNN.forward``; ``return_attention`` also gives the alignment ``(B, T, S)``."""
+        logits, weights = self.teacher_forced(src, tgt_in)
+        if return_attention:
+            return logits, torch.stack(weights, dim=1)
+        return logits
