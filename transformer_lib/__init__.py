@@ -14,6 +14,11 @@ from .tokens import (SPECIAL_TOKENS, Vocab, char_tokenize, frame_signal, lengths
 # --- chapters 2-10: model side (attention, multihead, positional, layers, models, rnn) ---
 from .attention import (AdditiveAttention, causal_mask, masked_softmax, padding_mask,
                         scaled_dot_product_attention)
+from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer, PositionwiseFeedForward
+from .models import GPT, Transformer, TransformerClassifier
+from .multihead import KVCache, MultiHeadAttention
+from .positional import LearnedPositionalEmbedding, PositionalEncoding, sinusoidal_positional_encoding
+from .rnn import AttentionSeq2SeqRNN, Seq2SeqRNN
 
 # --- training side (data, tasks, training, decoding, metrics, viz) ---
 from .data import BucketBatchSampler, collate_lm, collate_pairs, lm_loader, pair_loader, python_source_corpus
