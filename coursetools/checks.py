@@ -49,7 +49,15 @@ _WATCHED_ATTRIBUTES: list[tuple[Any, str]] = [
     (numpy, "allclose"), (numpy, "isclose"), (numpy, "array_equal"),
     (numpy.testing, "assert_allclose"), (numpy.testing, "assert_array_equal"),
 ]
-_WATCHED_ATTRIBUTES += [(builtins, name) for name in dir(builtins) if not name.startswith("_")]
+# The builtins a test relies on. Not all of them: IPython rebinds some on every execution
+# (``input``, ``display``, ``get_ipython``, ``exit``...), which is not tampering.
+_WATCHED_BUILTINS = (
+    "abs", "all", "any", "bool", "callable", "dict", "enumerate", "filter", "float", "getattr",
+    "hasattr", "hash", "id", "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max",
+    "min", "next", "object", "range", "repr", "round", "set", "setattr", "sorted", "str", "sum",
+    "super", "tuple", "type", "vars", "zip", "AssertionError", "Exception",
+)
+_WATCHED_ATTRIBUTES += [(builtins, name) for name in _WATCHED_BUILTINS]
 
 
 def _library_attributes() -> list[tuple[Any, str]]:
