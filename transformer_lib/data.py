@@ -100,9 +100,7 @@ class BucketBatchSampler(Sampler[list[int]]):
             raise ValueError(
                 f"batch_size ({batch_size}) is larger than the data ({len(lengths)} examples)"
             )
-        world, my_rank = _world()
-        self.num_replicas = world if num_replicas is None else num_replicas
-        self.rank = my_rank if rank is None else rank
+        self.num_replicas, self.rank = num_replicas, rank  # None: the process group's, when iterating
         self.lengths = list(lengths)
         self.batch_size = batch_size
         self.shuffle = shuffle
@@ -131,13 +129,17 @@ class BucketBatchSampler(Sampler[list[int]]):
             rng.shuffle(batches)
         return batches
 
+    def _replicas(self) -> tuple[int, int]:
+        world, rank = _world()
+        return world if self.num_replicas is None else self.num_replicas, rank if self.rank is None else self.rank
+
     def __iter__(self) -> Iterator[list[int]]:
         batches = self._all_batches()
-        per_rank = len(batches) // self.num_replicas
-        return iter(batches[self.rank :: self.num_replicas][:per_rank])
+        world, rank = self._replicas()
+        return iter(batches[rank::world][: len(batches) // world])
 
     def __len__(self) -> int:
-        return len(self._all_batches()) // self.num_replicas
+        return len(self._all_batches()) // self._replicas()[0]
 
 
 def _make_loader(dataset: Sequence, lengths: Sequence[int], batch_size: int, collate: Callable,

@@ -1,0 +1,126 @@
+"""Decoding: EOS-terminated, padded batches; beam size 1 is greedy; sampling filters."""
+
+import pytest
+import torch
+from torch import nn
+
+from transformer_lib.decoding import beam_search, filter_logits, greedy_decode, length_penalty, sample_decode
+
+BOS, EOS, PAD = 1, 2, 0
+
+
+class Scripted(nn.Module):
+    """Says token 5, 6, 7, ... and then <eos> after ``src[b, 0]`` tokens."""
+
+    def encode(self, src):
+        return src.float()[..., None]
+
+    def decode(self, tgt, memory, src):
+        B, T = tgt.shape
+        logits = torch.zeros(B, T, 12)
+        for b in range(B):
+            for t in range(T):
+                logits[b, t, EOS if t >= src[b, 0] else 5 + t] = 10.0
+        return logits
+
+
+def rows(*lengths):
+    """A source batch asking :class:`Scripted` for these output lengths."""
+    return torch.tensor(lengths)[:, None].repeat(1, 3)
+
+
+class TinyEncDec(nn.Module):
+    """A small causal encoder-decoder: mean-pooled source plus a GRU over the prefix.
+
+    Keeps the encoder-decoder protocol; the training tests use it too.
+    """
+
+    def __init__(self, n_vocab=11, d=16, dropout=0.0):
+        super().__init__()
+        self.emb = nn.Embedding(n_vocab, d)
+        self.rnn = nn.GRU(d, d, batch_first=True)
+        self.drop = nn.Dropout(dropout)
+        self.out = nn.Linear(d, n_vocab)
+        with torch.no_grad():
+            self.out.bias[[PAD, BOS]] = -1e4  # a trained model never says these
+
+    def encode(self, src):
+        return self.emb(src).mean(dim=1, keepdim=True)  # (B, 1, d)
+
+    def decode(self, tgt, memory, src):
+        hidden, _ = self.rnn(self.drop(self.emb(tgt) + memory))
+        return self.out(hidden)
+
+    def forward(self, src, tgt):
+        return self.decode(tgt, self.encode(src), src)
+
+
+def test_greedy_stops_at_eos_and_pads():
+    out = greedy_decode(Scripted(), rows(1, 3, 2), max_len=10)
+    assert out.tolist() == [[5, EOS, PAD, PAD], [5, 6, 7, EOS], [5, 6, EOS, PAD]]
+
+
+def test_max_len_cuts_rows_without_eos():
+    out = greedy_decode(Scripted(), rows(8, 1), max_len=4)
+    assert out.tolist() == [[5, 6, 7, 8], [5, EOS, PAD, PAD]]
+
+
+@pytest.mark.parametrize("decode", [
+    lambda m, s: beam_search(m, s, max_len=10, beam_size=3),
+    lambda m, s: sample_decode(m, s, max_len=10, generator=torch.Generator().manual_seed(0)),
+])
+def test_other_decoders_are_eos_terminated_and_padded(decode):
+    out = decode(Scripted(), rows(1, 3, 2))
+    assert out.tolist() == [[5, EOS, PAD, PAD], [5, 6, 7, EOS], [5, 6, EOS, PAD]]
+
+
+def test_beam_size_one_equals_greedy():
+    torch.manual_seed(0)
+    model = TinyEncDec().eval()
+    src = torch.randint(3, 11, (16, 7))
+    greedy = greedy_decode(model, src, max_len=12)
+    assert (greedy == EOS).any() and (greedy == PAD).any()
+    assert torch.equal(beam_search(model, src, max_len=12, beam_size=1), greedy)
+
+
+def test_beam_finds_a_likelier_sequence_than_greedy():
+    torch.manual_seed(1)
+    model = TinyEncDec().eval()
+    src = torch.randint(3, 11, (32, 5))
+
+    def logprob(ys):
+        tgt = torch.cat([torch.full((ys.shape[0], 1), BOS), ys], dim=1)
+        logp = model.decode(tgt[:, :-1], model.encode(src), src).log_softmax(-1)
+        return (logp.gather(-1, ys[..., None]).squeeze(-1) * (ys != PAD)).sum(-1)
+
+    with torch.no_grad():
+        greedy, beam = greedy_decode(model, src, max_len=6), beam_search(model, src, max_len=6, beam_size=5, alpha=0.0)
+        assert (logprob(beam) >= logprob(greedy) - 1e-5).all() and (logprob(beam) > logprob(greedy) + 1e-3).any()
+
+
+def test_length_penalty_is_wu_et_al():
+    assert length_penalty(torch.tensor(1.0), 1.0).item() == pytest.approx(1.0)
+    assert length_penalty(torch.tensor(7.0), 0.5).item() == pytest.approx(2 ** 0.5)
+
+
+def test_filter_logits_top_k_and_top_p():
+    logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
+    assert torch.isinf(filter_logits(logits, top_k=2)).tolist() == [[False, False, True, True]]
+    assert torch.isinf(filter_logits(logits, top_p=0.7)).tolist() == [[False, False, True, True]]
+    assert torch.isinf(filter_logits(logits, top_p=0.1)).tolist() == [[False, True, True, True]]
+
+
+def test_sampling_is_seeded_and_temperature_checked():
+    model = TinyEncDec().eval()
+    src = torch.randint(3, 11, (4, 5))
+    a, b = (sample_decode(model, src, 8, top_k=5, generator=torch.Generator().manual_seed(3)) for _ in range(2))
+    assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="temperature must be > 0, got 0"):
+        sample_decode(model, src, 8, temperature=0)
+
+
+def test_decoding_requires_the_protocol():
+    with pytest.raises(TypeError, match="encode.*decode.*got Linear"):
+        greedy_decode(nn.Linear(2, 2), torch.ones(1, 2, dtype=torch.long), 3)
+    with pytest.raises(ValueError, match=r"\(B, S\)"):
+        greedy_decode(TinyEncDec(), torch.ones(3, dtype=torch.long), 3)
