@@ -13,7 +13,8 @@ import nbformat
 
 from coursetools.release import REPO_ROOT, run_nbgrader
 
-MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
+HIDDEN_MARKERS = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
+MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION", *HIDDEN_MARKERS)
 
 
 @dataclass
@@ -127,7 +128,8 @@ def secret_lines(notebook_path: Path) -> set[str]:
     return {line for line in secret - visible if len(line) >= 6}
 
 
-def leaked_lines(text: str, secrets: set[str], *, is_html: bool = False) -> list[str]:
+def leaked_lines(text: str, secrets: set[str], *, is_html: bool = False,
+                 markers: tuple[str, ...] = MARKERS) -> list[str]:
     """The secret lines (and markers) that occur in ``text``.
 
     HTML is compared as a reader sees it: tags removed (syntax highlighting splits a line of
@@ -136,7 +138,7 @@ def leaked_lines(text: str, secrets: set[str], *, is_html: bool = False) -> list
     if is_html:
         text = html.unescape(re.sub(r"<[^>]+>", "", text))
     found = [line for line in secrets if line in text]
-    found += [marker for marker in MARKERS if marker in text]
+    found += [marker for marker in markers if marker in text]
     return sorted(found)
 
 

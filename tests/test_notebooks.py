@@ -17,7 +17,7 @@ import pytest
 
 from coursetools import authoring
 from coursetools.release import REPO_ROOT, assignments
-from course_helpers import (CourseCopy, autograded_test_ids, leaked_lines, normalised,
+from course_helpers import (HIDDEN_MARKERS, CourseCopy, autograded_test_ids, leaked_lines, normalised,
                             notebook_text, secret_lines)
 
 ASSIGNMENTS = assignments()
@@ -87,7 +87,7 @@ def test_notebook_has_tests_and_free_response(graded_course: CourseCopy):
 def test_feedback_shows_no_hidden_test(graded_course: CourseCopy, student: str):
     html = graded_course.feedback_html(student)
     leaked = leaked_lines(html, secret_lines(graded_course.source) - _solution_lines(graded_course, student),
-                          is_html=True)
+                          is_html=True, markers=HIDDEN_MARKERS)
     assert not leaked, f"feedback for {student} shows hidden lines: {leaked}"
 
 
