@@ -27,6 +27,7 @@ from .metrics import corpus_bleu, exact_match, token_accuracy
 from .tasks import (TASKS, Seq2SeqTask, TextTask, addition_task, copy_task, date_task, make_task, reverse_task,
                     sort_task, text_task, toy_translation_task)
 from .training import (ClassifierAdapter, History, LMAdapter, Seq2SeqAdapter, TrainConfig, Trainer, fit,
-                       load_checkpoint, lr_factor, save_checkpoint, select_device)
+                       load_checkpoint, lr_factor, save_checkpoint, select_device, translation_scores)
+from .viz import plot_attention, plot_attention_grid, plot_history, plot_lr_schedule, plot_positional_encoding
 
 __version__ = "0.1.0"

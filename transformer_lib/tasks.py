@@ -85,11 +85,14 @@ class Seq2SeqTask:
         """Longest target, not counting ``<bos>``/``<eos>``."""
         return max(len(tgt) for split in SPLITS for _, tgt in self.split(split))
 
-    def to_text(self, ids: list[int] | torch.Tensor) -> str:
-        """Text of one id sequence (stops at the first ``<eos>``, drops padding)."""
+    def tokens(self, ids: list[int] | torch.Tensor) -> list[str]:
+        """Tokens of one id sequence (up to the first ``<eos>``, padding dropped)."""
         ids = [int(i) for i in ids]
-        ids = ids[: ids.index(EOS_ID)] if EOS_ID in ids else ids
-        return self.sep.join(self.vocab.decode(ids))
+        return self.vocab.decode(ids[: ids.index(EOS_ID)] if EOS_ID in ids else ids)
+
+    def to_text(self, ids: list[int] | torch.Tensor) -> str:
+        """Text of one id sequence (up to the first ``<eos>``, padding dropped)."""
+        return self.sep.join(self.tokens(ids))
 
 
 @dataclass

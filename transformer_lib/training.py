@@ -39,8 +39,9 @@ from torch.utils.data import DataLoader
 from tqdm import tqdm
 
 from transformer_lib.data import BOS_ID, EOS_ID, PAD_ID
-from transformer_lib.decoding import greedy_decode
-from transformer_lib.metrics import exact_match, token_accuracy
+from transformer_lib.decoding import beam_search, greedy_decode
+from transformer_lib.metrics import corpus_bleu, exact_match, token_accuracy
+from transformer_lib.tasks import Seq2SeqTask
 
 __all__ = [
     "TrainConfig",
@@ -50,6 +51,7 @@ __all__ = [
     "Seq2SeqAdapter",
     "LMAdapter",
     "ClassifierAdapter",
+    "translation_scores",
     "select_device",
     "autocast_dtype",
     "lr_factor",
@@ -359,6 +361,35 @@ class ClassifierAdapter:
             correct += (logits.argmax(-1) == batch["label"]).sum().item()
             n += len(batch["label"])
         return {"valid_loss": loss / n, "accuracy": correct / n}
+
+
+@torch.no_grad()
+def translation_scores(model: nn.Module, task: Seq2SeqTask, split: str = "test", device: torch.device | None = None,
+                       batch_size: int = 250, beam_size: int = 1) -> dict[str, float]:
+    """Exact match, token accuracy and corpus BLEU of decoded outputs on one split of ``task``.
+
+    Greedy decoding (``beam_size=1``) works for both kinds of model of
+    :class:`Seq2SeqAdapter`; beam search needs the encoder-decoder protocol. BLEU is computed
+    on tokens separated by spaces, so it is a character BLEU for the character-level tasks.
+    """
+    device = device or next(model.parameters()).device
+    model.eval()
+    loader = task.loader(split, min(batch_size, len(task.split(split))), shuffle=False)
+    hypotheses, references = [], []
+    scores = {"exact_match": 0.0, "token_accuracy": 0.0}
+    for batch in loader:
+        src, reference = batch["src"].to(device), batch["tgt"][:, 1:].to(device)
+        max_len = reference.shape[1] + 2
+        if beam_size == 1:
+            predicted = Seq2SeqAdapter().decode(model, src, max_len)
+        else:
+            predicted = beam_search(model, src, max_len, beam_size=beam_size)
+        scores["exact_match"] += len(src) * exact_match(predicted, reference)
+        scores["token_accuracy"] += len(src) * token_accuracy(predicted, reference)
+        hypotheses += [" ".join(task.tokens(row)) for row in predicted.cpu()]
+        references += [" ".join(task.tokens(row)) for row in reference.cpu()]
+    result = {name: total / len(hypotheses) for name, total in scores.items()}
+    return {**result, "bleu": corpus_bleu(hypotheses, references)}
 
 
 ADAPTERS: dict[str, type] = {"seq2seq": Seq2SeqAdapter, "lm": LMAdapter, "classify": ClassifierAdapter}

@@ -1,0 +1,52 @@
+"""The CLI: trains, writes checkpoint + metrics JSON + loss PNG, resumes, explains every flag."""
+
+import json
+
+import pytest
+
+from transformer_lib.train import build_parser, main
+
+TINY = ["--task", "reverse", "--length", "4", "--n-symbols", "4", "--n-train", "64", "--n-valid", "16",
+        "--n-test", "16", "--batch-size", "16", "--d-model", "16", "--heads", "2", "--layers", "1",
+        "--d-ff", "32", "--warmup", "2", "--eval-every", "2"]
+
+
+def _history(out):
+    return json.loads((out / "metrics.json").read_text())["history"]
+
+
+def test_trains_and_writes_checkpoint_metrics_and_plot(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main([*TINY, "--steps", "3", "--out", str(out), "--device", "auto"]) == 0
+    printed = capsys.readouterr().out
+    assert "step      2  valid_loss" in printed and "test exact_match" in printed
+    assert {p.name for p in out.iterdir()} >= {"checkpoint.pt", "metrics.json", "loss.png"}
+    report = json.loads((out / "metrics.json").read_text())
+    assert report["history"]["steps"] == [1, 2, 3]
+    assert set(report["test"]) == {"exact_match", "token_accuracy", "bleu"}
+
+
+def test_resume_continues_the_run(tmp_path):
+    main([*TINY, "--steps", "4", "--out", str(tmp_path / "whole"), "--quiet"])
+    main([*TINY, "--steps", "2", "--out", str(tmp_path / "part"), "--quiet"])
+    main([*TINY, "--steps", "4", "--out", str(tmp_path / "part"), "--quiet", "--resume"])
+    assert _history(tmp_path / "part")["loss"] == _history(tmp_path / "whole")["loss"]
+
+
+def test_help_explains_every_flag():
+    parser = build_parser()
+    flags = [a for a in parser._actions if a.option_strings]
+    assert len(flags) > 25 and all(a.help for a in flags)
+    assert "--resume" in parser.format_help()
+
+
+def test_bad_arguments(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["--task", "nope"])
+    assert "invalid choice: 'nope'" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="--model gpt does not fit --task reverse"):
+        main([*TINY, "--model", "gpt", "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match="lr must be > 0, got -1.0"):
+        main([*TINY, "--lr", "-1", "--out", str(tmp_path)])
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):
+        main([*TINY, "--resume", "--out", str(tmp_path / "empty")])

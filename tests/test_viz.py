@@ -1,0 +1,56 @@
+"""Figures: each function returns a Figure with the expected axes and labels."""
+
+import matplotlib
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+from transformer_lib.training import History, TrainConfig
+from transformer_lib.viz import (
+    plot_attention,
+    plot_attention_grid,
+    plot_history,
+    plot_lr_schedule,
+    plot_positional_encoding,
+)
+
+matplotlib.use("Agg")
+
+
+def test_attention_heatmap_has_token_labels():
+    fig = plot_attention(torch.rand(3, 4).softmax(-1), keys=list("abcd"), queries=["x", "y", "z"])
+    ax = fig.axes[0]
+    assert isinstance(fig, Figure)
+    assert [t.get_text() for t in ax.get_xticklabels()] == list("abcd")
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["x", "y", "z"]
+    with pytest.raises(ValueError, match="need 4 keys labels .* got 2"):
+        plot_attention(torch.rand(3, 4), keys=["a", "b"])
+    with pytest.raises(ValueError, match=r"\(T, S\), got shape \(2, 3, 4\)"):
+        plot_attention(torch.rand(2, 3, 4))
+
+
+def test_grid_of_layers_by_heads():
+    fig = plot_attention_grid([torch.rand(4, 3, 5) for _ in range(2)], keys=list("abcde"))
+    assert len(fig.axes) == 8 and fig.axes[5].get_title() == "layer 2, head 2"
+
+
+def test_positional_encoding_heatmap_and_curves():
+    fig = plot_positional_encoding(torch.sin(torch.arange(50.0)[:, None] / torch.arange(1.0, 17.0)))
+    heat, curves = fig.axes[:2]
+    assert heat.images and len(curves.lines) == 6
+
+
+def test_history_and_schedule_curves(tmp_path):
+    history = History()
+    for step in range(1, 11):
+        history.log_step(step, 1.0 / step, 1e-3)
+    history.log_eval(5, {"valid_loss": 0.3, "exact_match": 0.5})
+    history.log_eval(10, {"valid_loss": 0.2, "exact_match": 0.9})
+    fig = plot_history(history)
+    assert len(fig.axes[0].lines) == 2 and len(fig.axes[1].lines) == 1
+    fig.savefig(tmp_path / "loss.png")
+    with pytest.raises(ValueError, match="'bleu'"):
+        plot_history(history, metrics=["bleu"])
+    schedule = plot_lr_schedule(TrainConfig(max_steps=400, warmup_steps=50, lr=1.0))
+    ys = schedule.axes[0].lines[0].get_ydata()
+    assert max(ys) == pytest.approx(1.0) and ys.argmax() == 49

@@ -1,0 +1,140 @@
+"""Command line: train a model of the course on one of its tasks.
+
+    python -m transformer_lib.train --task reverse --model transformer --device auto --out runs/reverse
+
+writes ``runs/reverse/checkpoint.pt``, ``metrics.json`` (history, test scores, settings) and
+``loss.png``. ``--resume`` continues from the checkpoint in ``--out``. Under
+``torchrun --nproc_per_node=N -m transformer_lib.train ...`` it trains data-parallel.
+Run with ``--help`` for every flag.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from torch import nn
+
+from transformer_lib.models import GPT, Transformer
+from transformer_lib.rnn import AttentionSeq2SeqRNN, Seq2SeqRNN
+from transformer_lib.tasks import TASKS, Seq2SeqTask, TextTask, make_task
+from transformer_lib.training import PRECISIONS, SCHEDULES, TrainConfig, Trainer, seed_everything, translation_scores
+from transformer_lib.viz import plot_history
+
+MODELS = ("transformer", "attention_rnn", "rnn", "gpt")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The CLI's flags, each with its help text."""
+    p = argparse.ArgumentParser(prog="python -m transformer_lib.train", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    run = p.add_argument_group("run")
+    run.add_argument("--task", choices=sorted(TASKS), default="reverse", help="what to learn (text: language modelling)")
+    run.add_argument("--model", choices=MODELS, default="transformer",
+                     help="architecture; gpt only for --task text, the others only for translation-style tasks")
+    run.add_argument("--device", default="auto", help="auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:1, mps")
+    run.add_argument("--out", default=None, help="output folder (default runs/<task>)")
+    run.add_argument("--resume", action="store_true", help="continue from <out>/checkpoint.pt")
+    run.add_argument("--seed", type=int, default=0, help="seed of the data, the weights and dropout")
+    run.add_argument("--quiet", action="store_true", help="print nothing but the final scores")
+    data = p.add_argument_group("data")
+    data.add_argument("--n-train", type=int, default=5000, help="training examples (translation-style tasks)")
+    data.add_argument("--n-valid", type=int, default=500, help="validation examples")
+    data.add_argument("--n-test", type=int, default=500, help="test examples")
+    data.add_argument("--length", type=int, default=16, help="sequence length of copy/reverse/sort")
+    data.add_argument("--n-symbols", type=int, default=10, help="alphabet size of copy/reverse/sort")
+    data.add_argument("--block-size", type=int, default=128, help="context length of --task text")
+    data.add_argument("--batch-size", type=int, default=64, help="examples per batch (per process)")
+    model = p.add_argument_group("model")
+    model.add_argument("--d-model", type=int, default=64, help="model width (RNNs: hidden size)")
+    model.add_argument("--heads", type=int, default=4, help="attention heads")
+    model.add_argument("--layers", type=int, default=2, help="encoder and decoder layers each (gpt: blocks)")
+    model.add_argument("--d-ff", type=int, default=256, help="feed-forward width")
+    model.add_argument("--dropout", type=float, default=0.1, help="dropout probability")
+    opt = p.add_argument_group("optimisation")
+    opt.add_argument("--steps", type=int, default=2000, help="optimiser steps")
+    opt.add_argument("--lr", type=float, default=1e-3, help="peak learning rate")
+    opt.add_argument("--schedule", choices=SCHEDULES, default="inverse_sqrt", help="learning-rate schedule after warm-up")
+    opt.add_argument("--warmup", type=int, default=200, help="warm-up steps")
+    opt.add_argument("--label-smoothing", type=float, default=0.0, help="label smoothing (the paper uses 0.1)")
+    opt.add_argument("--weight-decay", type=float, default=0.0, help="AdamW weight decay of weight matrices")
+    opt.add_argument("--grad-clip", type=float, default=1.0, help="clip the gradient norm to this (0: no clipping)")
+    opt.add_argument("--accumulation", type=int, default=1, help="batches per optimiser step")
+    opt.add_argument("--precision", choices=PRECISIONS, default="auto", help="auto: bf16/fp16 on CUDA, fp32 elsewhere")
+    opt.add_argument("--compile", action="store_true", help="compile the model with torch.compile")
+    opt.add_argument("--eval-every", type=int, default=250, help="evaluate every N steps (0: only at the end)")
+    opt.add_argument("--checkpoint-every", type=int, default=500, help="write the checkpoint every N steps")
+    opt.add_argument("--target", type=float, default=None,
+                     help="stop once the validation exact match (text: validation loss) reaches this")
+    return p
+
+
+def build_model(args: argparse.Namespace, task: Seq2SeqTask | TextTask) -> nn.Module:
+    """The ``--model`` architecture sized by the flags, for ``task``'s vocabulary."""
+    n_vocab = len(task.vocab)
+    if (args.model == "gpt") != isinstance(task, TextTask):
+        raise ValueError(f"--model {args.model} does not fit --task {args.task}: gpt is for text, the others translate")
+    if args.model == "gpt":
+        return GPT(n_vocab, args.d_model, args.heads, args.layers, args.d_ff, args.block_size, args.dropout)
+    if args.model == "transformer":
+        max_len = max(task.max_src_len, task.max_tgt_len + 2) + 8
+        return Transformer(n_vocab, n_vocab, args.d_model, args.heads, args.layers, args.layers, args.d_ff,
+                           args.dropout, max_len)
+    rnn = AttentionSeq2SeqRNN if args.model == "attention_rnn" else Seq2SeqRNN
+    return rnn(n_vocab, n_vocab, args.d_model, args.d_model)
+
+
+def _task(args: argparse.Namespace) -> Seq2SeqTask | TextTask:
+    if args.task == "text":
+        return make_task("text", block_size=args.block_size)
+    sizes = {"n_train": args.n_train, "n_valid": args.n_valid, "n_test": args.n_test, "seed": args.seed}
+    if args.task in ("copy", "reverse", "sort"):
+        sizes.update(length=args.length, n_symbols=args.n_symbols)
+    return make_task(args.task, **sizes)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    out = Path(args.out or f"runs/{args.task}")
+    text = args.task == "text"
+    target = None if args.target is None else ("valid_loss" if text else "exact_match")
+    config = TrainConfig(
+        max_steps=args.steps, lr=args.lr, schedule=args.schedule, warmup_steps=args.warmup,
+        weight_decay=args.weight_decay, grad_clip=args.grad_clip or None, accumulation_steps=args.accumulation,
+        label_smoothing=args.label_smoothing, device=args.device, precision=args.precision, compile=args.compile,
+        seed=args.seed, eval_every=args.eval_every, target_metric=target, target_value=args.target,
+        checkpoint_path=str(out / "checkpoint.pt"), checkpoint_every=args.checkpoint_every,
+        progress=False if args.quiet else None,
+    )
+    seed_everything(args.seed)
+    task = _task(args)
+    model = build_model(args, task)
+    trainer = Trainer(model, config, task.loader("train", args.batch_size, seed=args.seed),
+                      task.loader("valid", args.batch_size), "lm" if text else "seq2seq")
+    say = (lambda *a: None) if args.quiet or not trainer.is_main else print
+    if args.resume:
+        trainer.resume(out / "checkpoint.pt")
+        say(f"resumed from {out / 'checkpoint.pt'} at step {trainer.step}")
+    n_params = sum(p.numel() for p in model.parameters())
+    say(f"{args.model} ({n_params:,} parameters) on {args.task}, device {trainer.device}, seed {args.seed}")
+    history = trainer.fit(on_eval=lambda step, m: say(f"step {step:>6}  " + "  ".join(f"{k} {v:.4f}" for k, v in m.items())))
+    if text:
+        test = trainer.adapter.evaluate(trainer.module.eval(), task.loader("test", args.batch_size), trainer.device)
+        test = {"test_loss": test["valid_loss"]}
+    else:
+        test = translation_scores(trainer.module, task, "test", trainer.device)
+    if trainer.is_main:
+        report = {"test": test, "history": history.to_dict(), "args": vars(args), "parameters": n_params}
+        (out / "metrics.json").write_text(json.dumps(report, indent=1))
+        plot_history(history).savefig(out / "loss.png", dpi=100)
+        print("test " + "  ".join(f"{k} {v:.4f}" for k, v in test.items()) + f"  ({history.wall_time:.1f} s)")
+        say(f"wrote {out / 'checkpoint.pt'}, {out / 'metrics.json'}, {out / 'loss.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
