@@ -1,0 +1,153 @@
+"""Unit tests of coursetools.checks: each attack a hostile notebook could make, in-process.
+
+Every test undoes its tampering (pytest's ``monkeypatch``), so the module's snapshot stays valid
+for the next test.
+"""
+
+from __future__ import annotations
+
+import builtins
+import types
+
+import numpy
+import pytest
+import torch
+import torch.nn.functional as F
+
+import coursetools.checks as checks
+import transformer_lib.tokens as tokens
+from coursetools.checks import (TamperingError, assert_close, assert_equal,
+                                assert_shape, forbid, verify_untampered)
+
+
+def always_true(*args, **kwargs):
+    return True
+
+
+def test_untouched_environment_passes():
+    verify_untampered()
+    assert_close(torch.ones(2, 3), torch.ones(2, 3))
+    assert_equal([1, 2], [1, 2])
+    assert_shape(torch.zeros(2, 3), (2, 3))
+
+
+def message_while_replaced(owner, name: str, value) -> str:
+    """verify_untampered's message while ``owner.name`` is ``value`` (restored at once: with a
+    builtin replaced, pytest itself would break)."""
+    original = vars(owner).get(name)
+    setattr(owner, name, value)
+    try:
+        verify_untampered()
+        message = ""
+    except TamperingError as error:
+        message = str(error)
+    finally:
+        if original is None:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, original)
+    return message
+
+
+@pytest.mark.parametrize("owner, name", [
+    (torch, "allclose"), (torch.testing, "assert_close"), (numpy, "allclose"), (F, "softmax"),
+    (builtins, "isinstance"), (builtins, "len"), (tokens, "pad_batch"), (tokens.Vocab, "encode"),
+    (torch.Tensor, "__eq__"), (torch.nn.Module, "__call__"),
+])
+def test_replaced_or_shadowing_function_is_detected(owner, name):
+    message = message_while_replaced(owner, name, always_true)
+    assert f".{name}" in message, f"replacing {name} was not reported: {message!r}"
+    verify_untampered()
+
+
+def test_swapped_code_and_defaults_are_detected(monkeypatch):
+    monkeypatch.setattr(tokens.pad_batch, "__code__", always_true.__code__)
+    with pytest.raises(TamperingError, match="pad_batch"):
+        verify_untampered()
+    monkeypatch.undo()
+    monkeypatch.setattr(checks.assert_close, "__kwdefaults__", {"atol": 1e9, "rtol": 1e9, "name": "x"})
+    with pytest.raises(TamperingError, match="assert_close"):
+        verify_untampered()
+
+
+def test_every_assertion_verifies_first(monkeypatch):
+    monkeypatch.setattr(torch, "equal", always_true)
+    for check in (lambda: assert_equal(torch.ones(1), torch.zeros(1)),
+                  lambda: assert_close(torch.ones(1), torch.zeros(1)),
+                  lambda: assert_shape(torch.ones(1), (1,))):
+        with pytest.raises(TamperingError):
+            check()
+
+
+def test_checks_decide_with_captured_references():
+    """Even past verification, a patched comparison cannot turn a failure into a pass."""
+    decide = checks._torch_allclose
+    assert decide is torch.allclose
+    original = torch.allclose
+    torch.allclose = always_true
+    try:
+        passed = decide(torch.ones(3), torch.zeros(3))
+    finally:
+        torch.allclose = original
+    assert not passed
+
+
+def test_module_cannot_be_rebound():
+    with pytest.raises(TamperingError, match="cannot be replaced"):
+        checks.verify_untampered = always_true
+    with pytest.raises(TamperingError, match="cannot be deleted"):
+        del checks.assert_close
+
+
+def test_import_returns_originals_even_if_module_dict_is_edited(monkeypatch):
+    monkeypatch.setitem(vars(checks), "assert_close", always_true)
+    from coursetools.checks import assert_close as imported
+    assert imported is assert_close
+    with pytest.raises(TamperingError, match="assert_close"):
+        verify_untampered()
+
+
+def test_replacing_the_module_is_detected(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "coursetools.checks", types.ModuleType("coursetools.checks"))
+    with pytest.raises(TamperingError, match="module coursetools.checks"):
+        verify_untampered()
+
+
+def test_equal_refuses_objects_that_claim_equality():
+    class Liar(list):
+        def __eq__(self, other):
+            return True
+
+    with pytest.raises(AssertionError, match="should be"):
+        assert_equal(Liar([9]), [1, 2])
+
+
+def test_messages_name_expected_and_got():
+    with pytest.raises(AssertionError, match=r"should have shape \(2, 3\), got \(3, 2\)"):
+        assert_close(torch.zeros(3, 2), torch.zeros(2, 3))
+    with pytest.raises(AssertionError, match=r"largest difference 1 at index \(1,\)"):
+        assert_close(torch.tensor([0.0, 1.0]), torch.tensor([0.0, 0.0]))
+    with pytest.raises(AssertionError, match="should be a tensor, got list"):
+        assert_close([1.0], torch.ones(1))
+
+
+def test_forbid_catches_calls_and_earlier_references():
+    early_reference = tokens.pad_batch
+
+    def lazy_solution(sequences):
+        return early_reference(sequences)
+
+    with forbid(tokens.pad_batch, torch.nn.Linear):
+        with pytest.raises(RuntimeError, match="write it yourself.*pad_batch"):
+            lazy_solution([[1, 2], [3]])
+        verify_untampered()  # the swap is forbid's own, not tampering
+    ids, _ = lazy_solution([[1, 2], [3]])
+    assert ids.shape == (2, 2)
+    verify_untampered()
+
+
+def test_forbid_rejects_what_it_cannot_swap():
+    with pytest.raises(TypeError, match="Python functions or classes"):
+        with forbid(torch.matmul):
+            pass
