@@ -102,12 +102,8 @@ def autograded_test_ids(notebook_path: Path) -> set[str]:
             if c.cell_type == "code" and nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")}
 
 
-def secret_lines(notebook_path: Path) -> set[str]:
-    """Lines students must never see: solution bodies, hidden tests, model answers (stripped).
-
-    Lines that also occur in the visible part of the source are not secret (a solution may
-    repeat a line of its own signature, a blank ``return``...).
-    """
+def _secret_and_visible(notebook_path: Path) -> tuple[set[str], set[str]]:
+    """(stripped lines students must not see, stripped lines they see) of a source notebook."""
     nb = nbformat.read(notebook_path, as_version=4)
     secret: set[str] = set()
     visible: set[str] = set()
@@ -125,7 +121,29 @@ def secret_lines(notebook_path: Path) -> set[str]:
                 inside = False
             else:
                 (secret if inside else visible).add(marker)
-    return {line for line in secret - visible if len(line) >= 6}
+    return secret, visible
+
+
+def secret_lines(notebook_path: Path, public: set[str] = frozenset()) -> set[str]:
+    """Lines students must never see: solution bodies, hidden tests, model answers (stripped).
+
+    Lines that also occur in the visible part of the notebook, or in ``public`` (see
+    :func:`public_lines`), are not secret: ``super().__init__()`` gives nothing away.
+    """
+    secret, visible = _secret_and_visible(notebook_path)
+    return {line for line in secret - visible - public if len(line) >= 6}
+
+
+def public_lines() -> set[str]:
+    """Lines anyone may read: the library's source and the visible cells of every notebook."""
+    from coursetools.release import assignments
+
+    lines: set[str] = set()
+    for path in (REPO_ROOT / "transformer_lib").rglob("*.py"):
+        lines.update(line.strip() for line in path.read_text(encoding="utf-8").splitlines())
+    for assignment in assignments():
+        lines |= _secret_and_visible(REPO_ROOT / "solutions" / assignment / f"{assignment}.ipynb")[1]
+    return lines
 
 
 def leaked_lines(text: str, secrets: set[str], *, is_html: bool = False,
