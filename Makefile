@@ -8,7 +8,6 @@ PORT   ?= 8000
 # Jupyter kernels ("python3") and nbgrader's database migrations (alembic) are found on PATH.
 export PATH := $(BIN):$(PATH)
 export PYTHONHASHSEED := 0
-export MPLBACKEND := Agg
 
 .PHONY: book test release serve lock grade clean help
 .DEFAULT_GOAL := help
