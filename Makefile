@@ -38,3 +38,15 @@ lock: $(STAMP)  ## re-pin constraints.txt from the current environment
 
 clean:  ## remove the built book and grading outputs (keeps .venv)
 	rm -rf _build grading
+
+# --- grading a class (coursetools/cli.py; everything under grading/) -------------------------
+# make grade A=ch01_tokens [FROM=folder | ZIP=lms.zip] [ARGS="--force --student jdoe"]
+.PHONY: feedback report
+grade: $(STAMP)  ## autograde assignment A (collect FROM=folder or ZIP=lms.zip first when given)
+	$(BIN)/python -m coursetools.cli grade $(A) $(if $(FROM),--from $(FROM)) $(if $(ZIP),--zip $(ZIP)) $(ARGS)
+
+feedback: $(STAMP)  ## feedback HTML for assignment A, without hidden tests
+	$(BIN)/python -m coursetools.cli feedback $(A)
+
+report: $(STAMP)  ## CSV exports and the class report for assignment A
+	$(BIN)/python -m coursetools.cli report $(A)

@@ -6,13 +6,17 @@ tracebacks that quote them; upstream shows both by design. This preprocessor rem
 hidden block from the test cells and replaces each error's traceback by its last line, with any
 quoted hidden line redacted, so a student sees *which* test failed and the message it gave,
 never the hidden code.
+
+:class:`LmsFileNameCollector` is ``nbgrader zip_collect``'s collector for typical LMS file names.
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 from nbconvert.preprocessors import Preprocessor
+from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
 from traitlets import Bool
 
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
@@ -86,3 +90,35 @@ class HideHiddenTests(Preprocessor):
                 if isinstance(data.get(mime), str):
                     data[mime] = redact(data[mime], hidden_lines)
         return output
+
+
+# --- collecting an LMS download (``nbgrader zip_collect``) --------------------------------------
+
+def match_submission_name(path: str, assignment: str) -> dict[str, str] | None:
+    """Student and notebook from an LMS file name, or None when the name is not understood.
+
+    Understood: ``<student>_<assignment>.ipynb`` and ``<assignment>--<student>.ipynb``, each with
+    an optional timestamp ``_20260111T093000`` / ``--20260111T093000`` before ``.ipynb`` (the
+    compact ISO form: nbgrader misparses ``YYYY-MM-DD-HH-MM-SS``). Student ids are letters,
+    digits, ``.``, ``-`` and ``_``.
+    """
+    name = os.path.basename(path)
+    a = re.escape(assignment)
+    stamp = r"\d{8}T\d{6}"
+    patterns = (rf"(?P<student_id>[\w.\-]+?)_(?P<file_id>{a})(?:_(?P<timestamp>{stamp}))?\.ipynb",
+                rf"(?P<file_id>{a})--(?P<student_id>[\w.\-]+?)(?:--(?P<timestamp>{stamp}))?\.ipynb")
+    for pattern in patterns:
+        match = re.fullmatch(pattern, name)
+        if match:
+            return {key: value for key, value in match.groupdict().items() if value}
+    return None
+
+
+class LmsFileNameCollector(FileNameCollectorPlugin):
+    """``zip_collect``'s collector for the names :func:`match_submission_name` understands."""
+
+    def collect(self, submitted_file: str) -> dict | None:
+        info = match_submission_name(submitted_file, self.parent.coursedir.assignment_id)
+        if info is None:
+            self.log.warning("Skipped a file whose name names no student: %s", submitted_file)
+        return info
