@@ -30,6 +30,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import inspect
+import os
 import sys
 import types
 from typing import Any, Callable, Iterator
@@ -114,7 +115,8 @@ class _Snapshot:
 
     def changed(self) -> list[str]:
         changed = [_describe(owner, name) for namespace, owner, name, value in self.entries
-                   if namespace.get(name, _MISSING) is not value]
+                   if namespace.get(name, _MISSING) is not value
+                   and not _torch_wrapper_of(namespace.get(name, _MISSING), value)]
         changed += [_describe(owner, name) for value, owner, name, fingerprint in self.functions
                     if not self._same_insides(value, fingerprint)]
         for cls, keys in self.class_keys:
@@ -128,6 +130,17 @@ class _Snapshot:
         if code is not fingerprint[0] and code is not self.allowed_codes.get(id(function)):
             return False
         return function.__defaults__ == fingerprint[1] and dict(function.__kwdefaults__ or {}) == fingerprint[2]
+
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+
+
+def _torch_wrapper_of(current: Any, original: Any) -> bool:
+    """True when torch itself wrapped ``original`` after import (``torch._dynamo`` wraps
+    ``torch.manual_seed`` when it loads): the wrapper's code lives in torch's own files."""
+    code = getattr(getattr(current, "__func__", current), "__code__", None)
+    return (getattr(current, "__wrapped__", None) is original and code is not None
+            and code.co_filename.startswith(_TORCH_DIR))
 
 
 def _describe(owner: Any, name: str) -> str:

@@ -7,6 +7,8 @@ for the next test.
 from __future__ import annotations
 
 import builtins
+import subprocess
+import sys
 import types
 
 import numpy
@@ -151,3 +153,22 @@ def test_forbid_rejects_what_it_cannot_swap():
     with pytest.raises(TypeError, match="Python functions or classes"):
         with forbid(torch.matmul):
             pass
+
+
+def test_torch_wrapping_its_own_functions_is_not_tampering():
+    """Loading torch._dynamo (torch.compile, FlopCounterMode...) wraps torch.manual_seed; a
+    correct notebook must not lose its points for that, while a student's wrapper still fails."""
+    script = (
+        "import functools, torch\n"
+        "from coursetools.checks import verify_untampered, TamperingError\n"
+        "import torch._dynamo\n"
+        "verify_untampered()\n"
+        "torch.allclose = functools.wraps(torch.allclose)(lambda *a, **k: True)\n"
+        "try:\n"
+        "    verify_untampered()\n"
+        "except TamperingError:\n"
+        "    print('caught')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "caught"
