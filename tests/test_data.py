@@ -1,7 +1,6 @@
 """Batching: padding, specials, bucketing, resumable order, sharding across ranks."""
 
 import pytest
-import torch
 
 from transformer_lib.data import (
     BOS_ID,

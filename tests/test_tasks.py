@@ -5,6 +5,7 @@ import datetime
 import pytest
 
 from transformer_lib.tasks import (
+    DATE_FORMATS,
     TASKS,
     addition_task,
     date_task,
@@ -60,7 +61,7 @@ def test_dates_in_every_format_map_to_iso():
     assert any("/" in s for s in sources) and any("day, " in s for s in sources)
     assert any(s.count(".") == 2 for s in sources)
     example = datetime.date(2021, 3, 3)
-    assert {f(example) for f in __import__("transformer_lib.tasks").tasks.DATE_FORMATS} >= {
+    assert {f(example) for f in DATE_FORMATS} >= {
         "3 March 2021", "03/03/21", "Wednesday, March 3, 2021"}
 
 
@@ -86,8 +87,7 @@ def test_bad_arguments_raise_clear_errors():
     with pytest.raises(ValueError, match="cannot produce"):
         reverse_task(length=2, n_symbols=2, n_train=50, n_valid=5, n_test=5)
     with pytest.raises(ValueError, match="n_train must be a positive integer"):
-        copy = TASKS["copy"]
-        copy(n_train=0)
+        TASKS["copy"](n_train=0)
     with pytest.raises(ValueError, match=r"n_symbols must be in \[1, 26\], got 40"):
         reverse_task(n_symbols=40)
     with pytest.raises(ValueError, match=r"batch_size \(500\) is larger than the data \(40 examples\)"):

@@ -24,8 +24,8 @@ from .rnn import AttentionSeq2SeqRNN, Seq2SeqRNN
 from .data import BucketBatchSampler, collate_lm, collate_pairs, lm_loader, pair_loader, python_source_corpus
 from .decoding import beam_search, filter_logits, greedy_decode, length_penalty, sample_decode
 from .metrics import corpus_bleu, exact_match, token_accuracy
-from .tasks import (TASKS, Seq2SeqTask, TextTask, addition_task, copy_task, date_task, make_task, reverse_task,
-                    sort_task, text_task, toy_translation_task)
+from .tasks import (DATE_FORMATS, TASKS, Seq2SeqTask, TextTask, addition_task, copy_task, date_task, make_task,
+                    reverse_task, sort_task, text_task, toy_translation_task)
 from .training import (ClassifierAdapter, History, LMAdapter, Seq2SeqAdapter, TrainConfig, Trainer, fit,
                        load_checkpoint, lr_factor, save_checkpoint, select_device, translation_scores)
 from .viz import plot_attention, plot_attention_grid, plot_history, plot_lr_schedule, plot_positional_encoding

@@ -42,6 +42,7 @@ __all__ = [
     "toy_translation_task",
     "text_task",
     "TASKS",
+    "DATE_FORMATS",
     "make_task",
 ]
 

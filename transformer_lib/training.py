@@ -450,12 +450,16 @@ class Trainer:
         model: any ``nn.Module``; the adapter decides how it is called.
         config: a :class:`TrainConfig`.
         train_loader: a ``DataLoader`` (or any sized iterable) of dict batches; for exact
-            resumption its sampler should have
-            ``set_epoch`` (as :class:`~transformer_lib.data.BucketBatchSampler` and
-            ``DistributedSampler`` do), which the trainer calls at each epoch.
+            resumption its sampler should have ``set_epoch`` (as
+            :class:`~transformer_lib.data.BucketBatchSampler` and ``DistributedSampler`` do),
+            which the trainer calls at each epoch.
         valid_loader: evaluated every ``config.eval_every`` steps and at the end.
         task: ``"seq2seq"``, ``"lm"``, ``"classify"``, an adapter (``loss`` and ``evaluate``
             methods) or a bare ``loss_fn(model, batch) -> loss``.
+
+    Creating a trainer seeds the global generators with ``config.seed`` (plus the process
+    rank), so dropout and data order are the same on every run; seed before building the
+    model (:func:`seed_everything`) to make its initial weights reproducible too.
     """
 
     def __init__(self, model: nn.Module, config: TrainConfig, train_loader: DataLoader,
