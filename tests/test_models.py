@@ -144,3 +144,16 @@ def test_classifier_without_positions_ignores_word_order():
     assert [w.shape for w in weights] == [(1, H, 6, 6)] * 2
     with pytest.raises(ValueError, match="pooling"):
         classifier(pooling="max")
+
+
+def test_scaled_embeddings_do_not_drown_the_positions():
+    """With scale=True (the paper's sqrt(d_model)) token vectors must stay of the size of the
+    sinusoidal encoding: a N(0, 1) table times sqrt(d_model) hid the positions and the
+    Transformer could not learn the reverse task."""
+    from transformer_lib.models import InputEmbedding
+
+    torch.manual_seed(0)
+    d_model = 64
+    embedding = InputEmbedding(1000, d_model, max_len=32, positional=None, scale=True)
+    tokens = embedding(torch.randint(0, 1000, (8, 32)))
+    assert 0.8 < tokens.std().item() < 1.2, f"scaled token vectors have std {tokens.std().item():.2f}, expected about 1"

@@ -39,7 +39,11 @@ def check_token_ids(tokens: Tensor, vocab_size: int, max_len: int | None = None,
 class InputEmbedding(nn.Module):
     """Token ids ``(B, T)`` -> vectors ``(B, T, d_model)``: embedding, plus positions, then dropout.
 
-    ``scale=True`` multiplies the embedding by ``sqrt(d_model)`` (Vaswani et al. 2017, section 3.4).
+    ``scale=True`` multiplies the embedding by ``sqrt(d_model)`` (Vaswani et al. 2017, section 3.4);
+    the table then starts with standard deviation ``d_model ** -0.5``, so that scaled token vectors
+    have unit variance per feature, like the positional encoding they are added to. (PyTorch's
+    default N(0, 1) start times ``sqrt(d_model)`` would drown the positions: at d_model = 64 the
+    tokens would be 8 times larger.)
     """
 
     def __init__(
@@ -57,6 +61,8 @@ class InputEmbedding(nn.Module):
         self.position = make_positional(positional, max_len, d_model)
         self.dropout = nn.Dropout(dropout)
         self.scale = math.sqrt(d_model) if scale else 1.0
+        if scale:
+            nn.init.normal_(self.token.weight, std=d_model**-0.5)
 
     def forward(self, tokens: Tensor, start: int = 0) -> Tensor:
         """``(B, T)`` ids at positions ``start .. start + T - 1`` -> ``(B, T, d_model)``."""
