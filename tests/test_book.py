@@ -61,6 +61,8 @@ def test_no_solution_or_hidden_test_in_the_built_book(built_book: Path):
     secrets: set[str] = set()
     for assignment in assignments():
         secrets |= secret_lines(REPO_ROOT / "solutions" / assignment / f"{assignment}.ipynb", public)
+    # A line of two words ("return ids") cannot identify a solution when it shows on another page.
+    secrets = {line for line in secrets if len(re.findall(r"\w+", line)) >= 3}
     for path in built_text_files(built_book):
         leaked = leaked_lines(path.read_text(encoding="utf-8", errors="replace"), secrets,
                               is_html=path.suffix == ".html")
