@@ -94,6 +94,12 @@ def notebook(cells: list[NotebookNode]) -> NotebookNode:
     return nb
 
 
+def write_chapter(assignment: str, cells: list[NotebookNode]) -> Path:
+    """Write a chapter script's cells to ``solutions/<assignment>/<assignment>.ipynb``."""
+    solutions = Path(__file__).resolve().parent.parent / "solutions"
+    return write(notebook(cells), solutions / assignment / f"{assignment}.ipynb")
+
+
 def write(nb: NotebookNode, path: str | Path) -> Path:
     """Validate and write a notebook (no outputs), returning the path."""
     nbformat.validate(nb)

@@ -8,13 +8,11 @@ Every hidden block starts with instructor notes listing the mistakes it is there
 
 from __future__ import annotations
 
-from pathlib import Path
 
-from coursetools.authoring import (code, free_response, instructions, markdown, notebook, setup,
-                                   solution, tests, write)
+from coursetools.authoring import (code, free_response, instructions, markdown, setup, solution, tests,
+                                   write_chapter)
 
 ASSIGNMENT = "ch05_multi_head"
-OUTPUT = Path(__file__).resolve().parents[2] / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
 
 INTRO = r'''
 # Chapter 5 exercises: multi-head attention
@@ -669,8 +667,7 @@ def build() -> list:
 
 
 def main() -> None:
-    path = write(notebook(build()), OUTPUT)
-    print(f"wrote {path}")
+    print(f"wrote {write_chapter(ASSIGNMENT, build())}")
 
 
 if __name__ == "__main__":
