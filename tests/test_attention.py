@@ -150,3 +150,15 @@ def test_additive_attention_many_queries_and_bad_shapes():
         attention(queries, keys, values[:, :5])
     with pytest.raises(ValueError, match=r"mask of shape \(2, 5\) cannot broadcast"):
         attention(queries[:, 0], keys, values, torch.ones(2, 5, dtype=torch.bool))
+
+
+def test_additive_attention_reuses_projected_keys():
+    torch.manual_seed(0)
+    attention = AdditiveAttention(3, 4, 5)
+    query, keys, values = torch.randn(2, 3), torch.randn(2, 6, 4), torch.randn(2, 6, 7)
+    expected = attention(query, keys, values)
+    projected = attention.key_proj(keys)
+    for got, want in zip(attention(query, keys, values, projected_keys=projected), expected):
+        torch.testing.assert_close(got, want)
+    with pytest.raises(ValueError, match=r"projected_keys must be \(B, S, hidden_dim\) for keys \(2, 6, 4\), got \(2, 5, 5\)"):
+        attention(query, keys, values, projected_keys=projected[:, :5])

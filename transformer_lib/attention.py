@@ -158,7 +158,8 @@ class AdditiveAttention(nn.Module):
         self.score_proj = nn.Linear(hidden_dim, 1, bias=False)  # w_v
 
     def forward(
-        self, query: Tensor, keys: Tensor, values: Tensor, mask: Tensor | None = None
+        self, query: Tensor, keys: Tensor, values: Tensor, mask: Tensor | None = None,
+        *, projected_keys: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
         """Attend from each query to the keys and average the values.
 
@@ -168,6 +169,10 @@ class AdditiveAttention(nn.Module):
             values: ``(B, S, d_v)``.
             mask: boolean, True = may attend, broadcastable to the scores: ``(B, S)`` for a
                 2-D query, ``(B, T, S)`` for a 3-D one.
+            projected_keys: ``self.key_proj(keys)``, ``(B, S, hidden_dim)``, when the caller has it.
+                ``W_k k`` does not depend on the query, so a decoder that asks one query per
+                step computes it once per source, not once per step (Bahdanau et al. 2015,
+                appendix A.1.2, make the same remark).
 
         Returns:
             ``(context, weights)``: ``(B, d_v)`` and ``(B, S)`` for a 2-D query,
@@ -177,7 +182,7 @@ class AdditiveAttention(nn.Module):
             if mask is not None:
                 check_mask(mask, torch.Size((query.size(0), keys.size(1))))
                 mask = mask.unsqueeze(-2)
-            context, weights = self(query.unsqueeze(1), keys, values, mask)
+            context, weights = self(query.unsqueeze(1), keys, values, mask, projected_keys=projected_keys)
             return context.squeeze(1), weights.squeeze(1)
         if query.dim() != 3 or keys.dim() != 3 or values.dim() != 3:
             raise ValueError(
@@ -188,8 +193,13 @@ class AdditiveAttention(nn.Module):
             raise ValueError(
                 f"keys and values must have the same length S: keys has {keys.size(1)}, values has {values.size(1)}"
             )
+        if projected_keys is None:
+            projected_keys = self.key_proj(keys)
+        elif projected_keys.shape[:-1] != keys.shape[:-1]:
+            raise ValueError(f"projected_keys must be (B, S, hidden_dim) for keys {tuple(keys.shape)}, "
+                             f"got {tuple(projected_keys.shape)}")
         # (B, T, 1, hidden) + (B, 1, S, hidden) -> (B, T, S, hidden) -> scores (B, T, S)
-        features = torch.tanh(self.query_proj(query).unsqueeze(2) + self.key_proj(keys).unsqueeze(1))
+        features = torch.tanh(self.query_proj(query).unsqueeze(2) + projected_keys.unsqueeze(1))
         scores = self.score_proj(features).squeeze(-1)
         weights = masked_softmax(scores, mask)
         return weights @ values, weights

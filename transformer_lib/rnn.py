@@ -30,6 +30,7 @@ class EncodedSource(NamedTuple):
     states: Tensor  # (B, S, hidden_dim): the GRU state after each source token (zero at padding)
     final: Tensor  # (B, hidden_dim): the state after the last real token, the context vector
     mask: Tensor  # (B, S): True at real tokens
+    keys: Tensor | None = None  # (B, S, hidden_dim): the states projected once for attention, or None
 
 
 class Seq2SeqRNN(nn.Module):
@@ -109,9 +110,14 @@ class AttentionSeq2SeqRNN(Seq2SeqRNN):
         super().__init__(src_vocab_size, tgt_vocab_size, embed_dim, hidden_dim, pad_id)
         self.attention = AdditiveAttention(hidden_dim, hidden_dim, hidden_dim)
 
+    def encode(self, src: Tensor) -> EncodedSource:
+        """As ``Seq2SeqRNN.encode``, with the states' key projection computed once for all decoder steps."""
+        source = super().encode(src)
+        return source._replace(keys=self.attention.key_proj(source.states))
+
     def context(self, hidden: Tensor, source: EncodedSource) -> tuple[Tensor, Tensor]:
         """Attend from the decoder state to the encoder states: context ``(B, hidden_dim)``, weights ``(B, S)``."""
-        return self.attention(hidden, source.states, source.states, source.mask)
+        return self.attention(hidden, source.states, source.states, source.mask, projected_keys=source.keys)
 
     def forward(self, src: Tensor, tgt_in: Tensor, return_attention: bool = False) -> Tensor | tuple[Tensor, Tensor]:
         """As ``Seq2SeqRNN.forward``; ``return_attention`` also gives the alignment ``(B, T, S)``."""
