@@ -33,6 +33,12 @@ def test_resume_continues_the_run(tmp_path):
     assert _history(tmp_path / "part")["loss"] == _history(tmp_path / "whole")["loss"]
 
 
+def test_beam_search_scores_the_test_split(tmp_path, capsys):
+    main([*TINY, "--steps", "3", "--out", str(tmp_path), "--quiet", "--beam-size", "3", "--length-penalty", "1.0"])
+    report = json.loads((tmp_path / "metrics.json").read_text())
+    assert report["args"]["beam_size"] == 3 and set(report["test"]) == {"exact_match", "token_accuracy", "bleu"}
+
+
 def test_help_explains_every_flag():
     parser = build_parser()
     flags = [a for a in parser._actions if a.option_strings]
@@ -48,5 +54,9 @@ def test_bad_arguments(tmp_path, capsys):
         main([*TINY, "--model", "gpt", "--out", str(tmp_path)])
     with pytest.raises(ValueError, match="lr must be > 0, got -1.0"):
         main([*TINY, "--lr", "-1", "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match="--beam-size 2 needs --model transformer .*, got --model rnn"):
+        main([*TINY, "--model", "rnn", "--beam-size", "2", "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match="--beam-size must be >= 1 \\(1 is greedy\\), got 0"):
+        main([*TINY, "--beam-size", "0", "--out", str(tmp_path)])
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
         main([*TINY, "--resume", "--out", str(tmp_path / "empty")])

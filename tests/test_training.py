@@ -10,6 +10,7 @@ from test_decoding import TinyEncDec
 from torch import nn
 
 from transformer_lib import training
+from transformer_lib.decoding import beam_search
 from transformer_lib.tasks import copy_task, text_task
 from transformer_lib.training import (
     History,
@@ -189,3 +190,19 @@ def test_classifier_adapter():
     model = nn.Sequential(nn.Embedding(10, 8), nn.Flatten(), nn.Linear(48, 2))
     history = training.fit(model, batches, batches, "classify", max_steps=40, lr=0.05, warmup_steps=1, progress=False)
     assert history.last("accuracy") > 0.9
+
+
+def test_translation_scores_beam_search_uses_the_length_penalty(task, monkeypatch):
+    torch.manual_seed(0)
+    model = TinyEncDec(n_vocab=len(task.vocab))
+    calls = []
+
+    def recording_beam_search(*args, **kwargs):
+        calls.append((kwargs["beam_size"], kwargs["alpha"]))
+        return beam_search(*args, **kwargs)
+
+    monkeypatch.setattr(training, "beam_search", recording_beam_search)
+    greedy = training.translation_scores(model, task, "test")
+    assert calls == [] and set(greedy) == {"exact_match", "token_accuracy", "bleu"}
+    beam = training.translation_scores(model, task, "test", beam_size=3, alpha=1.0)
+    assert calls == [(3, 1.0)] and all(0.0 <= value <= 100.0 for value in beam.values())

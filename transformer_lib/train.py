@@ -69,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--checkpoint-every", type=int, default=500, help="write the checkpoint every N steps")
     opt.add_argument("--target", type=float, default=None,
                      help="stop once the validation exact match (text: validation loss) reaches this")
+    decoding = p.add_argument_group("test decoding (translation-style tasks)")
+    decoding.add_argument("--beam-size", type=int, default=1,
+                          help="1: greedy; more: beam search of that width (--model transformer only)")
+    decoding.add_argument("--length-penalty", type=float, default=0.6,
+                          help="beam search's length penalty alpha (Wu et al. 2016; 0: none)")
     return p
 
 
@@ -99,6 +104,11 @@ def _task(args: argparse.Namespace) -> Seq2SeqTask | TextTask:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status."""
     args = build_parser().parse_args(argv)
+    if args.beam_size < 1:
+        raise ValueError(f"--beam-size must be >= 1 (1 is greedy), got {args.beam_size}")
+    if args.beam_size > 1 and args.model != "transformer":
+        raise ValueError(f"--beam-size {args.beam_size} needs --model transformer (beam search calls its encode "
+                         f"and decode), got --model {args.model}; use --beam-size 1 for greedy decoding")
     out = Path(args.out or f"runs/{args.task}")
     text = args.task == "text"
     target = None if args.target is None else ("valid_loss" if text else "exact_match")
@@ -126,7 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         test = trainer.adapter.evaluate(trainer.module.eval(), task.loader("test", args.batch_size), trainer.device)
         test = {"test_loss": test["valid_loss"]}
     else:
-        test = translation_scores(trainer.module, task, "test", trainer.device)
+        test = translation_scores(trainer.module, task, "test", trainer.device, beam_size=args.beam_size,
+                                  alpha=args.length_penalty)
     if trainer.is_main:
         report = {"test": test, "history": history.to_dict(), "args": vars(args), "parameters": n_params}
         (out / "metrics.json").write_text(json.dumps(report, indent=1))

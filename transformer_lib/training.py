@@ -365,11 +365,12 @@ class ClassifierAdapter:
 
 @torch.no_grad()
 def translation_scores(model: nn.Module, task: Seq2SeqTask, split: str = "test", device: torch.device | None = None,
-                       batch_size: int = 250, beam_size: int = 1) -> dict[str, float]:
+                       batch_size: int = 250, beam_size: int = 1, alpha: float = 0.6) -> dict[str, float]:
     """Exact match, token accuracy and corpus BLEU of decoded outputs on one split of ``task``.
 
     Greedy decoding (``beam_size=1``) works for both kinds of model of
-    :class:`Seq2SeqAdapter`; beam search needs the encoder-decoder protocol. BLEU is computed
+    :class:`Seq2SeqAdapter`; beam search (``beam_size > 1``, length penalty ``alpha`` as in
+    :func:`~transformer_lib.decoding.beam_search`) needs the encoder-decoder protocol. BLEU is computed
     on tokens separated by spaces, so it is a character BLEU for the character-level tasks.
     """
     device = device or next(model.parameters()).device
@@ -383,7 +384,7 @@ def translation_scores(model: nn.Module, task: Seq2SeqTask, split: str = "test",
         if beam_size == 1:
             predicted = Seq2SeqAdapter().decode(model, src, max_len)
         else:
-            predicted = beam_search(model, src, max_len, beam_size=beam_size)
+            predicted = beam_search(model, src, max_len, beam_size=beam_size, alpha=alpha)
         scores["exact_match"] += len(src) * exact_match(predicted, reference)
         scores["token_accuracy"] += len(src) * token_accuracy(predicted, reference)
         hypotheses += [" ".join(task.tokens(row)) for row in predicted.cpu()]
