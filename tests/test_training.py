@@ -1,6 +1,7 @@
 """The trainer: config checks, devices, schedules, determinism, exact resume, atomic checkpoints."""
 
 import math
+import shutil
 import subprocess
 import sys
 
@@ -93,6 +94,16 @@ def test_cpu_bf16_autocast_trains(task):
     trainer, history = run(task, precision="bf16", max_steps=4)
     assert trainer.dtype is torch.bfloat16 and not trainer.scaler.is_enabled()
     assert all(math.isfinite(x) for x in history.loss)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None and shutil.which("c++") is None,
+                    reason="torch.compile on CPU needs a C++ compiler")
+def test_compiled_model_trains_like_the_eager_one(task):
+    eager, eager_history = run(task, max_steps=4, dropout=0.0)
+    compiled, compiled_history = run(task, max_steps=4, dropout=0.0, compile=True)
+    assert compiled.model is not compiled.module  # the step calls the compiled wrapper, saves the bare model
+    assert set(compiled.state_dict()["model"]) == set(eager.state_dict()["model"])
+    torch.testing.assert_close(compiled_history.loss, eager_history.loss, rtol=1e-4, atol=1e-5)
 
 
 def test_schedules():
