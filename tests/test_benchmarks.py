@@ -1,0 +1,21 @@
+"""The benchmark scripts still run (smoke runs at tiny sizes); their numbers are not asserted."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+@pytest.mark.parametrize("script, args, expected", [
+    ("bench_modules.py", ["--quick"], ["MultiHeadAttention", "GPT (train step)", "identical tokens: True"]),
+    ("bench_training.py", ["--quick", "--only", "throughput"], ["| throughput, ours", "ratio"]),
+])
+def test_benchmark_smoke_run(script, args, expected):
+    done = subprocess.run([sys.executable, str(BENCHMARKS / script), *args], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, f"{script} {' '.join(args)} failed:\n{done.stderr[-3000:]}"
+    for text in expected:
+        assert text in done.stdout, f"{script}: {text!r} missing from its output:\n{done.stdout[-3000:]}"
