@@ -20,17 +20,8 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from course_helpers import CourseCopy  # noqa: E402
+from course_helpers import CourseCopy, answered, cells_of  # noqa: E402
 from coursetools import grading  # noqa: E402
-
-
-def answers(release, solution):
-    nb = copy.deepcopy(release)
-    mine = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"]
-    model = [c for c in solution.cells if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"]
-    for cell, answer in zip(mine, model):
-        cell.source = answer.source
-    return nb
 
 
 def main() -> None:
@@ -45,9 +36,9 @@ def main() -> None:
         copy_ = CourseCopy.create(Path(folder), args.assignment)
         course = grading.Course(copy_.root)
         release = grading.prepare(course, args.assignment)
-        correct = answers(release, nbformat.read(copy_.source, as_version=4))
+        correct = answered(release, nbformat.read(copy_.source, as_version=4))
         looping = copy.deepcopy(correct)
-        [c for c in looping.cells if c.metadata.get("nbgrader", {}).get("solution")][0].source = "while True:\n    pass"
+        cells_of(looping, "solution")[0].source = "while True:\n    pass"
         kinds = [correct, release, looping]
         for i in range(args.students):
             copy_.submit(f"student{i:02d}", kinds[i % 3])

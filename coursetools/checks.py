@@ -42,7 +42,7 @@ import torch.nn
 import torch.nn.functional
 import torch.testing
 
-import transformer_lib
+import transformer_lib  # noqa: F401 - loads its submodules into sys.modules, where the watch list is found
 
 
 class TamperingError(AssertionError):

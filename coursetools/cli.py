@@ -43,9 +43,10 @@ def _feedback(course: grading.Course, args: argparse.Namespace) -> int:
 
 
 def _report(course: grading.Course, args: argparse.Namespace) -> int:
-    for path in grading.export(course, args.assignment):
+    table = grading.class_rows(course, args.assignment)
+    for path in grading.export(course, args.assignment, table):
         print(f"wrote {path}")
-    print(f"wrote {write_report(course, args.assignment)}")
+    print(f"wrote {write_report(course, args.assignment, table)}")
     return 0
 
 

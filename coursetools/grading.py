@@ -24,7 +24,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import csv
-import html
 import json
 import re
 import shutil
@@ -42,7 +41,7 @@ import nbformat
 import psutil
 from nbgrader.utils import compute_checksum
 
-from coursetools.nbgrader_plugins import match_submission_name, split_hidden
+from coursetools.nbgrader_plugins import MIN_QUOTED, match_submission_name, split_hidden, visible_text
 from coursetools.release import nbgrader_env, run_nbgrader
 
 OK = "ok"
@@ -52,6 +51,9 @@ TAMPERED = "tampered"
 MISSING = "missing notebook"
 MANUAL = "needs manual grade"
 STATUSES = (OK, KERNEL_DIED, TIMED_OUT, TAMPERED, MISSING, MANUAL)
+GRADED = (OK, TAMPERED, MANUAL)  # the statuses whose autograded notebook holds scores
+KERNEL_DIED_LOG = re.compile("DeadKernelError|Kernel died")  # how nbgrader's log says so
+TIMED_OUT_LOG = re.compile("CellTimeoutError|Timeout waiting")
 STAGING = Path("grading") / "release"  # a release made with the gradebook; notebooks/ is not touched
 DEFAULT_NOTEBOOK_TIMEOUT = 180
 
@@ -79,9 +81,6 @@ class Course:
     def notebook(self, kind: str, assignment: str, student: str) -> Path:
         """``kind`` is ``submitted`` or ``autograded``."""
         return self.root / "grading" / kind / student / assignment / f"{assignment}.ipynb"
-
-    def feedback_file(self, assignment: str, student: str) -> Path:
-        return self.root / "grading" / "feedback" / student / assignment / f"{assignment}.html"
 
     def source(self, assignment: str) -> Path:
         return self.root / "solutions" / assignment / f"{assignment}.ipynb"
@@ -339,8 +338,7 @@ def grade_student(course: Course, assignment: str, student: str, release: nbform
         return Outcome(TIMED_OUT, [f"stopped after {notebook_timeout:g} s"] + flags, seconds, sha)
     if returncode != 0:
         # A kernel busy in a loop that ignores SIGINT makes nbgrader give up with a timeout error.
-        status = KERNEL_DIED if re.search(r"DeadKernelError|Kernel died", log) else \
-            TIMED_OUT if re.search(r"CellTimeoutError|Timeout waiting", log) else MANUAL
+        status = KERNEL_DIED if KERNEL_DIED_LOG.search(log) else TIMED_OUT if TIMED_OUT_LOG.search(log) else MANUAL
         return Outcome(status, [_last_error_line(log)] + flags, seconds, sha)
     flags = _tampering_seen_by_tests(course.notebook("autograded", assignment, student)) + flags
     if flags:
@@ -395,8 +393,8 @@ def _kill_tree(pid: int) -> None:
 def _last_error_line(log: str) -> str:
     """The most telling line of a failed autograde's log."""
     lines = [line.strip() for line in log.splitlines()]
-    for pattern in (r"DeadKernelError|Kernel died", r"CellTimeoutError|Timeout waiting", r"Error|error"):
-        found = [line for line in lines if re.search(pattern, line)]
+    for pattern in (KERNEL_DIED_LOG, TIMED_OUT_LOG, re.compile("Error|error")):
+        found = [line for line in lines if pattern.search(line)]
         if found:
             return found[-1][:300]
     return "nbgrader autograde failed (see the log)"
@@ -421,7 +419,7 @@ def _already_graded(course: Course, assignment: str, student: str, state: dict) 
     path = course.notebook("submitted", assignment, student)
     if not record or record["submission_sha"] != (_sha(path) if path.is_file() else ""):
         return False
-    needs_notebook = record["status"] in (OK, TAMPERED, MANUAL)
+    needs_notebook = record["status"] in GRADED
     return not needs_notebook or course.notebook("autograded", assignment, student).is_file()
 
 
@@ -448,20 +446,20 @@ def _update_state(course: Course, assignment: str, changes: dict) -> None:
 
 # --- scores -------------------------------------------------------------------------------------
 
-def _grade_cells(release: nbformat.NotebookNode) -> list[tuple[str, bool]]:
-    """(grade_id, graded automatically) of every graded cell, in notebook order."""
-    return [(_meta(c)["grade_id"], c.cell_type == "code" and not _meta(c).get("solution"))
-            for c in release.cells if _meta(c).get("grade")]
+def _grade_cells(release: nbformat.NotebookNode) -> list[tuple[str, bool, float]]:
+    """(grade_id, graded automatically, points) of every graded cell, in notebook order."""
+    return [(meta["grade_id"], c.cell_type == "code" and not meta.get("solution"), float(meta["points"]))
+            for c in release.cells if (meta := _meta(c)).get("grade")]
 
 
 def _test_scores(course: Course, assignment: str, student: str,
                  release: nbformat.NotebookNode) -> list[tuple[str, float | None]]:
     scores = gradebook_scores(course, assignment, student)
-    return [(name, scores.get(name, (None, 0))[0]) for name, auto in _grade_cells(release) if auto]
+    return [(name, scores.get(name)) for name, auto, _ in _grade_cells(release) if auto]
 
 
-def gradebook_scores(course: Course, assignment: str, student: str) -> dict[str, tuple[float | None, float]]:
-    """grade cell -> (score, max score) from the gradebook; empty when it holds no submission."""
+def gradebook_scores(course: Course, assignment: str, student: str) -> dict[str, float | None]:
+    """grade cell -> score from the gradebook (None: still to grade by hand); empty when it holds no submission."""
     from nbgrader.api import Gradebook, MissingEntry
 
     with Gradebook(f"sqlite:///{course.gradebook}") as gradebook:
@@ -469,8 +467,8 @@ def gradebook_scores(course: Course, assignment: str, student: str) -> dict[str,
             notebook = gradebook.find_submission_notebook(assignment, assignment, student)
         except MissingEntry:
             return {}
-        return {g.name: (g.score if not g.needs_manual_grade or g.manual_score is not None else None,
-                         g.max_score) for g in notebook.grades}
+        return {g.name: g.score if not g.needs_manual_grade or g.manual_score is not None else None
+                for g in notebook.grades}
 
 
 @dataclass
@@ -484,34 +482,38 @@ class Row:
     details: list[str]
 
 
-def class_rows(course: Course, assignment: str) -> tuple[list[Row], list[tuple[str, bool, float]]]:
+ClassTable = tuple[list[Row], list[tuple[str, bool, float]]]  # rows, graded cells (id, automatic, points)
+
+
+def class_rows(course: Course, assignment: str) -> ClassTable:
     """Every recorded student's scores and status, and the graded cells (id, automatic, points).
 
     A student whose notebook was not graded (kernel died, timed out, missing) has no scores:
     their total is empty, never a silent 0.
     """
-    release = nbformat.read(course.staged_release(assignment), as_version=4)
-    points = {_meta(c)["grade_id"]: float(_meta(c)["points"]) for c in release.cells if _meta(c).get("grade")}
-    cells = [(name, auto, points[name]) for name, auto in _grade_cells(release)]
+    cells = _grade_cells(nbformat.read(course.staged_release(assignment), as_version=4))
     rows = []
     for student, record in sorted(load_state(course, assignment).items()):
         if student.startswith("_"):
             continue
-        graded = record["status"] in (OK, TAMPERED, MANUAL)
+        graded = record["status"] in GRADED
         found = gradebook_scores(course, assignment, student) if graded else {}
-        scores = {name: found.get(name, (None, 0))[0] for name, _, _ in cells}
+        scores = {name: found.get(name) for name, _, _ in cells}
         total = sum(s or 0.0 for s in scores.values()) if graded else None
         rows.append(Row(student, record["status"], scores, total, record["details"]))
     return rows, cells
 
 
-def export(course: Course, assignment: str) -> list[Path]:
-    """Write nbgrader's CSV and the course's (per-cell columns, status); return both paths."""
+def export(course: Course, assignment: str, table: ClassTable | None = None) -> list[Path]:
+    """Write nbgrader's CSV and the course's (per-cell columns, status); return both paths.
+
+    ``table``: what :func:`class_rows` returns, when the caller has it already.
+    """
     folder = course.exports()
     folder.mkdir(parents=True, exist_ok=True)
     nbgrader_csv = folder / f"{assignment}_nbgrader.csv"
     run_nbgrader(["export", f"--to={nbgrader_csv}", f"--assignment={assignment}"], course.root)
-    rows, cells = class_rows(course, assignment)
+    rows, cells = table or class_rows(course, assignment)
     course_csv = folder / f"{assignment}_grades.csv"
     with course_csv.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
@@ -556,7 +558,7 @@ def _hidden_lines(source: Path) -> set[str]:
         shown, secret = split_hidden(cell.source)
         hidden |= {line.strip() for line in secret}
         visible |= {line.strip() for line in shown.splitlines()}
-    return {line for line in hidden - visible if len(line) >= 6}
+    return {line for line in hidden - visible if len(line) >= MIN_QUOTED}
 
 
 def _lines(text: str) -> set[str]:
@@ -568,5 +570,5 @@ def _lines(text: str) -> set[str]:
 
 
 def _quotes(page: str, lines: set[str]) -> list[str]:
-    text = html.unescape(re.sub(r"<[^>]+>", "", page))
+    text = visible_text(page)
     return sorted(line for line in lines if line in text)

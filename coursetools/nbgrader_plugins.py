@@ -12,6 +12,7 @@ never the hidden code.
 
 from __future__ import annotations
 
+import html
 import os
 import re
 
@@ -24,7 +25,7 @@ END_HIDDEN = "### END HIDDEN TESTS"
 HIDDEN_PLACEHOLDER = "# (hidden tests: graded, not shown)"
 REDACTED = "[hidden test code]"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_MIN_QUOTED = 6  # shorter hidden lines ("else:", ")") cannot identify a test
+MIN_QUOTED = 6  # shorter hidden lines ("else:", ")") cannot identify a test
 
 
 def split_hidden(source: str) -> tuple[str, list[str]]:
@@ -49,10 +50,16 @@ def split_hidden(source: str) -> tuple[str, list[str]]:
     return "\n".join(shown), hidden
 
 
+def visible_text(page: str) -> str:
+    """An HTML page's text as a reader sees it: tags removed (syntax highlighting splits a line of
+    code into many spans) and entities unescaped."""
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
 def redact(text: str, hidden_lines: list[str]) -> str:
     """Replace every quoted hidden line (compared without indentation) in ``text``."""
     for line in sorted({h.strip() for h in hidden_lines}, key=len, reverse=True):
-        if len(line) >= _MIN_QUOTED:
+        if len(line) >= MIN_QUOTED:
             text = text.replace(line, REDACTED)
     return text
 

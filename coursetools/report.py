@@ -11,7 +11,7 @@ from collections import Counter
 from html import escape
 from pathlib import Path
 
-from coursetools.grading import OK, STATUSES, Course, Row, class_rows, load_state
+from coursetools.grading import OK, STATUSES, ClassTable, Course, Row, class_rows, load_state
 
 BINS = 10
 
@@ -39,7 +39,7 @@ def exercise_stats(rows: list[Row], cells: list[tuple[str, bool, float]]) -> lis
     hardest first."""
     stats = []
     for name, _, points in cells:
-        scored = [row.scores[name] for row in rows if row.total is not None and row.scores[name] is not None]
+        scored = [row.scores[name] for row in rows if row.scores[name] is not None]
         if not scored:
             continue
         passed = sum(1 for s in scored if s >= points)
@@ -80,9 +80,9 @@ def render(assignment: str, rows: list[Row], cells: list[tuple[str, bool, float]
     return "\n".join(out)
 
 
-def write_report(course: Course, assignment: str) -> Path:
-    """Write ``grading/reports/<assignment>.html`` and return its path."""
-    rows, cells = class_rows(course, assignment)
+def write_report(course: Course, assignment: str, table: ClassTable | None = None) -> Path:
+    """Write ``grading/reports/<assignment>.html`` and return its path (``table`` as in ``export``)."""
+    rows, cells = table or class_rows(course, assignment)
     unmatched = load_state(course, assignment).get("_unmatched", [])
     path = course.root / "grading" / "reports" / f"{assignment}.html"
     path.parent.mkdir(parents=True, exist_ok=True)

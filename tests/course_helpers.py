@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import html
+import copy
 import json
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
+from coursetools.nbgrader_plugins import visible_text
 from coursetools.release import REPO_ROOT, run_nbgrader
 
 HIDDEN_MARKERS = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
@@ -96,10 +96,25 @@ def nbgrader_meta(cell) -> dict:
     return cell.metadata.get("nbgrader", {})
 
 
+def cells_of(nb: nbformat.NotebookNode, kind: str) -> list:
+    """``solution`` cells or ``test`` cells (autograded code tests), in order."""
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    if kind == "solution":
+        return [c for c in code if nbgrader_meta(c).get("solution")]
+    return [c for c in code if nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")]
+
+
+def answered(release: nbformat.NotebookNode, solution: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The release with the solution's answers typed in: a correct submission as a student makes it
+    (locked cells as released, so without the hidden tests)."""
+    nb = copy.deepcopy(release)
+    for mine, model in zip(cells_of(nb, "solution"), cells_of(solution, "solution")):
+        mine.source = model.source
+    return nb
+
+
 def autograded_test_ids(notebook_path: Path) -> set[str]:
-    nb = nbformat.read(notebook_path, as_version=4)
-    return {nbgrader_meta(c)["grade_id"] for c in nb.cells
-            if c.cell_type == "code" and nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")}
+    return {nbgrader_meta(c)["grade_id"] for c in cells_of(nbformat.read(notebook_path, as_version=4), "test")}
 
 
 def _secret_and_visible(notebook_path: Path) -> tuple[set[str], set[str]]:
@@ -150,11 +165,10 @@ def leaked_lines(text: str, secrets: set[str], *, is_html: bool = False,
                  markers: tuple[str, ...] = MARKERS) -> list[str]:
     """The secret lines (and markers) that occur in ``text``.
 
-    HTML is compared as a reader sees it: tags removed (syntax highlighting splits a line of
-    code into many spans) and entities unescaped.
+    HTML is compared as a reader sees it (``visible_text``).
     """
     if is_html:
-        text = html.unescape(re.sub(r"<[^>]+>", "", text))
+        text = visible_text(text)
     found = [line for line in secrets if line in text]
     found += [marker for marker in markers if marker in text]
     return sorted(found)

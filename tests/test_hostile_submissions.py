@@ -18,7 +18,7 @@ from coursetools import grading
 from coursetools.cli import main
 from coursetools.nbgrader_plugins import split_hidden
 from coursetools.release import assignments
-from course_helpers import HIDDEN_MARKERS, CourseCopy, autograded_test_ids, leaked_lines
+from course_helpers import HIDDEN_MARKERS, CourseCopy, answered, autograded_test_ids, cells_of, leaked_lines
 
 pytestmark = pytest.mark.slow
 # Generous for a loaded 2-core machine: importing torch in a kernel has taken 10 s there.
@@ -48,14 +48,6 @@ except AssertionError:
 '''
 
 
-def cells_of(nb, kind: str) -> list:
-    """``solution`` cells or ``test`` cells (autograded code tests), in order."""
-    if kind == "solution":
-        return [c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
-    return [c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
-            and not c.metadata["nbgrader"].get("solution")]
-
-
 def with_cell(nb, source: str, after: str = "solution", index: int = -1):
     """A copy of ``nb`` with a new code cell after the ``index``-th cell of kind ``after``."""
     nb = copy.deepcopy(nb)
@@ -71,15 +63,6 @@ def wrong_answers(solution):
     for cell in cells_of(nb, "solution"):
         names = [n.name for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef)]
         cell.source += "".join(f"\n\ndef {name}(*args, **kwargs):\n    return None" for name in names)
-    return nb
-
-
-def answered(release, solution):
-    """The release with the solution's answers typed in: a correct submission as a student makes it
-    (locked cells as released, so without the hidden tests)."""
-    nb = copy.deepcopy(release)
-    for mine, model in zip(cells_of(nb, "solution"), cells_of(solution, "solution")):
-        mine.source = model.source
     return nb
 
 

@@ -9,7 +9,6 @@ point; the untouched release earns none; feedback for both shows no hidden test.
 from __future__ import annotations
 
 import importlib
-import sys
 from pathlib import Path
 
 import nbformat
