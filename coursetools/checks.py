@@ -269,7 +269,9 @@ def _forbid_targets(reference: Callable[..., Any]) -> tuple[list[types.FunctionT
         targets = [vars(reference)[n] for n in ("forward", "__call__")
                    if inspect.isfunction(vars(reference).get(n))]
     elif inspect.isfunction(reference):
-        targets = [reference]
+        targets = [reference]  # and the functions it decorates (torch.no_grad() and functools.wraps keep them)
+        while inspect.isfunction(getattr(targets[-1], "__wrapped__", None)):
+            targets.append(targets[-1].__wrapped__)
     else:
         raise TypeError(f"forbid() takes Python functions or classes, got {reference!r}")
     label = f"{reference.__module__}.{reference.__qualname__}"
@@ -283,8 +285,9 @@ def forbid(*references: Callable[..., Any]) -> Iterator[None]:
     """While the block runs, calling any of ``references`` raises ``RuntimeError``.
 
     ``references`` are Python functions (their code is swapped, so references the student took
-    earlier are caught too) or classes (their ``forward``/``__call__`` is swapped). Builtin
-    torch functions cannot be swapped; pass the Python modules that wrap them instead.
+    earlier are caught too; a decorated function's inner function too) or classes (their
+    ``forward``/``__call__`` is swapped). Builtin torch functions have no code to swap: pass
+    the Python modules that wrap them, or use :func:`refuse`.
     """
     swapped: list[tuple[types.FunctionType, types.CodeType]] = []
     try:
@@ -302,10 +305,42 @@ def forbid(*references: Callable[..., Any]) -> Iterator[None]:
             _SNAPSHOT.allowed_codes.pop(id(target), None)
 
 
+@contextlib.contextmanager
+def refuse(owner: Any, names: str | tuple[str, ...], message: str) -> Iterator[None]:
+    """While the block runs, ``owner.<name>`` raises ``RuntimeError(message)`` for each of ``names``.
+
+    For C builtins such as ``torch.rnn_tanh_cell`` or ``F.scaled_dot_product_attention``, which
+    :func:`forbid` cannot swap: the attribute itself is replaced, and restored afterwards.
+    """
+    names = (names,) if isinstance(names, str) else tuple(names)
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(message)
+
+    saved = [(name, getattr(owner, name)) for name in names]
+    try:
+        for name in names:
+            setattr(owner, name, refused)
+        yield
+    finally:
+        for name, original in saved:
+            setattr(owner, name, original)
+
+
+@contextlib.contextmanager
+def expect_raises(exception: type[BaseException], message: str) -> Iterator[None]:
+    """Fail with ``AssertionError(message)`` unless the block raises ``exception``."""
+    try:
+        yield
+    except exception:
+        return
+    raise AssertionError(message)
+
+
 # --- this module cannot be edited from the notebook -----------------------------------------
 
 PUBLIC = ("TamperingError", "verify_untampered", "assert_close", "assert_equal",
-          "assert_shape", "forbid")
+          "assert_shape", "forbid", "refuse", "expect_raises")
 _THIS_MODULE = sys.modules[__name__]
 _PROTECTED = {name: globals()[name] for name in PUBLIC}
 

@@ -18,8 +18,8 @@ import torch.nn.functional as F
 
 import coursetools.checks as checks
 import transformer_lib.tokens as tokens
-from coursetools.checks import (TamperingError, assert_close, assert_equal,
-                                assert_shape, forbid, verify_untampered)
+from coursetools.checks import (TamperingError, assert_close, assert_equal, assert_shape, expect_raises,
+                                forbid, refuse, verify_untampered)
 
 
 def always_true(*args, **kwargs):
@@ -147,6 +147,36 @@ def test_forbid_catches_calls_and_earlier_references():
     ids, _ = lazy_solution([[1, 2], [3]])
     assert ids.shape == (2, 2)
     verify_untampered()
+
+
+def test_forbid_reaches_the_function_a_decorator_wraps():
+    import transformer_lib.decoding as decoding
+
+    inner = decoding.greedy_decode.__wrapped__  # greedy_decode is wrapped by torch.no_grad()
+    with forbid(decoding.greedy_decode):
+        with pytest.raises(RuntimeError, match="write it yourself.*greedy_decode"):
+            inner(None, torch.zeros(1, 2, dtype=torch.long), 3)
+    verify_untampered()
+
+
+def test_refuse_replaces_a_builtin_for_the_block_only():
+    original = torch.rnn_tanh_cell
+    with refuse(torch, ("rnn_tanh", "rnn_tanh_cell"), "write the step yourself"):
+        with pytest.raises(RuntimeError, match="^write the step yourself$"):
+            torch.rnn_tanh_cell(torch.zeros(1, 2), torch.zeros(1, 2), torch.zeros(2, 2), torch.zeros(2, 2))
+    assert torch.rnn_tanh_cell is original
+    verify_untampered()
+
+
+def test_expect_raises_passes_on_the_exception_and_fails_without_it():
+    with expect_raises(ValueError, "should raise"):
+        raise ValueError("bad input")
+    with pytest.raises(AssertionError, match="^should raise$"):
+        with expect_raises(ValueError, "should raise"):
+            pass
+    with pytest.raises(TypeError):  # another error is not swallowed
+        with expect_raises(ValueError, "should raise"):
+            raise TypeError("wrong kind")
 
 
 def test_forbid_rejects_what_it_cannot_swap():

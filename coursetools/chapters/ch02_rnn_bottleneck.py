@@ -127,12 +127,8 @@ assert_shape(rnn_step(torch.randn(4, 5), torch.randn(4, 6), torch.randn(5, 6), t
 # runs because W_hh is square); W_xh and W_hh swapped; the result cast to float32; calling
 # nn.RNNCell, nn.RNN or torch.rnn_tanh_cell. The reference is PyTorch's nn.RNNCell loaded with the
 # transposed weights and the bias split between bias_ih and bias_hh.
-from coursetools.checks import assert_close, assert_equal, forbid, verify_untampered
+from coursetools.checks import assert_close, assert_equal, forbid, refuse, verify_untampered
 verify_untampered()
-
-
-def _forbidden_cell(*args, **kwargs):
-    raise RuntimeError("this exercise asks you to write the step yourself: your solution called torch.rnn_tanh_cell")
 
 
 _generator = torch.Generator().manual_seed(202)
@@ -149,13 +145,9 @@ for _B, _D, _H, _scale in [(3, 4, 5, 0.7), (1, 2, 2, 1.5), (5, 7, 3, 0.4), (2, 1
         _cell.bias_ih.copy_(0.25 * _b)
         _cell.bias_hh.copy_(0.75 * _b)
         _expected = _cell(_x, _h)
-    _saved = torch.rnn_tanh_cell  # a C builtin: forbidden by replacing the attribute
-    torch.rnn_tanh_cell = _forbidden_cell
-    try:
-        with forbid(nn.RNNCell, nn.RNN, nn.GRUCell, nn.GRU):
-            _result = rnn_step(_x.clone(), _h.clone(), _W_xh.clone(), _W_hh.clone(), _b.clone())
-    finally:
-        torch.rnn_tanh_cell = _saved
+    with refuse(torch, "rnn_tanh_cell", "this exercise asks you to write the step yourself: your solution "
+                "called torch.rnn_tanh_cell"), forbid(nn.RNNCell, nn.RNN, nn.GRUCell, nn.GRU):
+        _result = rnn_step(_x.clone(), _h.clone(), _W_xh.clone(), _W_hh.clone(), _b.clone())
     assert_equal(_result.dtype, torch.float64, name="the dtype of rnn_step on float64 inputs")
     assert_close(_result, _expected, atol=1e-10, name=f"rnn_step with B={_B}, D={_D}, H={_H} (vs nn.RNNCell)")
 ### END HIDDEN TESTS
@@ -218,12 +210,8 @@ assert_close(h_last, hs[:, -1], name="h_last compared with hs[:, -1]")
 # (T + 1 states) or the last state dropped; states stacked along axis 0 ((T, B, H)); the bias or
 # the tanh forgotten; W_hh transposed; calling nn.RNN or torch.rnn_tanh. The reference is
 # nn.RNN(batch_first=True, nonlinearity="tanh") loaded with the transposed weights and a split bias.
-from coursetools.checks import assert_close, assert_equal, forbid, verify_untampered
+from coursetools.checks import assert_close, assert_equal, forbid, refuse, verify_untampered
 verify_untampered()
-
-
-def _forbidden_rnn(*args, **kwargs):
-    raise RuntimeError("this exercise asks you to write the loop yourself: your solution called torch's RNN kernel")
 
 
 _generator = torch.Generator().manual_seed(2)
@@ -240,13 +228,9 @@ for _B, _T, _D, _H in [(3, 6, 4, 5), (4, 4, 2, 3), (1, 1, 3, 2), (2, 9, 1, 4), (
         _rnn.bias_ih_l0.copy_(0.4 * _b)
         _rnn.bias_hh_l0.copy_(0.6 * _b)
         _expected_hs, _expected_last = _rnn(_xs, _h0[None])
-    _saved = torch.rnn_tanh, torch.rnn_tanh_cell  # C builtins: forbidden by replacing the attributes
-    torch.rnn_tanh = torch.rnn_tanh_cell = _forbidden_rnn
-    try:
-        with forbid(nn.RNN, nn.RNNCell, nn.GRU, nn.GRUCell):
-            _hs, _h_last = rnn_unroll(_xs.clone(), _h0.clone(), _W_xh.clone(), _W_hh.clone(), _b.clone())
-    finally:
-        torch.rnn_tanh, torch.rnn_tanh_cell = _saved
+    with refuse(torch, ("rnn_tanh", "rnn_tanh_cell"), "this exercise asks you to write the loop yourself: your "
+                "solution called torch's RNN kernel"), forbid(nn.RNN, nn.RNNCell, nn.GRU, nn.GRUCell):
+        _hs, _h_last = rnn_unroll(_xs.clone(), _h0.clone(), _W_xh.clone(), _W_hh.clone(), _b.clone())
     _case = f"rnn_unroll with B={_B}, T={_T}, D={_D}, H={_H}"
     assert_equal(tuple(_hs.shape), (_B, _T, _H), name=f"the shape of hs from {_case}")
     assert_close(_hs, _expected_hs, atol=1e-10, name=f"hs from {_case} (vs nn.RNN)")

@@ -423,17 +423,12 @@ assert_close(weights[0, 1], torch.tensor([e2, 1.0, 0.0]) / (e2 + 1), name="weigh
 # weights transposed (keys @ query^T gives (B, S, T)); the context computed from the keys instead
 # of the values (d_v != d); the mask ignored or inverted; the result detached; calling the
 # library's scaled_dot_product_attention, masked_softmax or F.scaled_dot_product_attention.
-from coursetools.checks import assert_close, forbid, verify_untampered
+from coursetools.checks import assert_close, forbid, refuse, verify_untampered
 verify_untampered()
 import transformer_lib.attention as _attention
 
 _generator = torch.Generator().manual_seed(1508)  # arXiv 1508.04025
 _fused = F.scaled_dot_product_attention
-
-
-def _refuse_fused(*args, **kwargs):
-    raise RuntimeError("this exercise asks you to compute the attention yourself: your solution called "
-                       "torch.nn.functional.scaled_dot_product_attention")
 
 
 for _B, _T, _S, _d, _d_v, _mask_kind in [(2, 3, 5, 4, 7, None), (3, 4, 6, 8, 2, "padding"),
@@ -452,12 +447,10 @@ for _B, _T, _S, _d, _d_v, _mask_kind in [(2, 3, 5, 4, 7, None), (3, 4, 6, 8, 2, 
     _torch_context = _fused(_q, _k, _v, attn_mask=_mask, scale=1.0)
     assert_close(_expected_context, _torch_context, atol=1e-10)  # the reference agrees with PyTorch
     _inputs = [t.clone().requires_grad_(True) for t in (_q, _k, _v)]
-    F.scaled_dot_product_attention = _refuse_fused                      # swapped back right after the call
-    try:
-        with forbid(_attention.scaled_dot_product_attention, _attention.masked_softmax, _attention.AdditiveAttention):
-            _context, _weights = dot_product_attention(*_inputs, None if _mask is None else _mask.clone())
-    finally:
-        F.scaled_dot_product_attention = _fused
+    with refuse(F, "scaled_dot_product_attention", "this exercise asks you to compute the attention yourself: "
+                "your solution called torch.nn.functional.scaled_dot_product_attention"), \
+            forbid(_attention.scaled_dot_product_attention, _attention.masked_softmax, _attention.AdditiveAttention):
+        _context, _weights = dot_product_attention(*_inputs, None if _mask is None else _mask.clone())
     _what = f"B={_B}, T={_T}, S={_S}, d={_d}, d_v={_d_v}, mask {_mask_kind}"
     assert_close(_weights, _expected_weights, atol=1e-10, name=f"weights for {_what}")
     assert_close(_context, _torch_context, atol=1e-10, name=f"context (compared with PyTorch, scale=1) for {_what}")

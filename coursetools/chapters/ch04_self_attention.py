@@ -133,15 +133,10 @@ assert_close(y[0, 0], torch.tensor([2 * e, 1 + e]) / (2 * e + 1), name="y[0, 0]"
 # d_model although this exercise has no scaling; cosine similarity instead of dot products;
 # mixing sequences of a batch (x flattened to (B*T, d)); a loop only over the first sequence;
 # calling transformer_lib's attention or F.scaled_dot_product_attention.
-from coursetools.checks import assert_close, forbid, verify_untampered
+from coursetools.checks import assert_close, forbid, refuse, verify_untampered
 verify_untampered()
 import transformer_lib.attention as _attention
 import transformer_lib.multihead as _multihead
-
-
-def _forbidden_fused(*args, **kwargs):
-    raise RuntimeError("this exercise asks you to write attention yourself: your solution called "
-                       "torch.nn.functional.scaled_dot_product_attention")
 
 
 _generator = torch.Generator().manual_seed(404)
@@ -150,14 +145,11 @@ for _B, _T, _d, _scale in [(3, 5, 4, 0.5), (2, 7, 9, 0.3), (1, 1, 3, 1.0), (4, 6
     # The reference: scaling queries and keys by d^(1/4) each cancels the 1/sqrt(d) of the library.
     _expected_y, _expected_w = _attention.scaled_dot_product_attention(_x * _d ** 0.25, _x * _d ** 0.25, _x)
     assert_close(_expected_w, torch.softmax(_x @ _x.transpose(-2, -1), dim=-1), atol=1e-10)  # the reference is right
-    _fused = F.scaled_dot_product_attention  # a C builtin: forbidden by replacing the attribute
-    F.scaled_dot_product_attention = _forbidden_fused
-    try:
-        with forbid(_attention.scaled_dot_product_attention, _attention.masked_softmax,
-                    _multihead.MultiHeadAttention, F.multi_head_attention_forward):
-            _y, _w = simple_self_attention(_x.clone())
-    finally:
-        F.scaled_dot_product_attention = _fused
+    with refuse(F, "scaled_dot_product_attention", "this exercise asks you to write attention yourself: your "
+                "solution called torch.nn.functional.scaled_dot_product_attention"), \
+            forbid(_attention.scaled_dot_product_attention, _attention.masked_softmax,
+                   _multihead.MultiHeadAttention, F.multi_head_attention_forward):
+        _y, _w = simple_self_attention(_x.clone())
     assert_close(_w, _expected_w, atol=1e-10, name=f"weights of simple_self_attention(x {(_B, _T, _d)})")
     assert_close(_y, _expected_y, atol=1e-10, name=f"y of simple_self_attention(x {(_B, _T, _d)})")
     # It sees a set: permuting the tokens permutes the outputs (and the weights) the same way.
@@ -249,7 +241,7 @@ assert_close(output[:, 1], torch.zeros(2, 2), name="output of a query whose keys
 # ((T, S) over a batch, (B, 1, S) padding); only 3-D inputs handled (no 2-D or 4-D); d_k read from
 # the wrong axis; the output detached from the graph; calling transformer_lib's attention,
 # masked_softmax, F.scaled_dot_product_attention or nn.MultiheadAttention.
-from coursetools.checks import assert_close, forbid, verify_untampered
+from coursetools.checks import assert_close, forbid, refuse, verify_untampered
 verify_untampered()
 import contextlib as _contextlib
 import transformer_lib.attention as _attention
@@ -258,20 +250,12 @@ import transformer_lib.multihead as _multihead
 
 @_contextlib.contextmanager
 def _no_fused_attention():
-    """F.scaled_dot_product_attention is a C builtin: forbid it by replacing the attribute."""
-    original = F.scaled_dot_product_attention
-
-    def _refuse(*args, **kwargs):
-        raise RuntimeError("this exercise asks you to write attention yourself: your solution "
-                           "called torch.nn.functional.scaled_dot_product_attention")
-
-    F.scaled_dot_product_attention = _refuse
-    try:
-        with forbid(_attention.scaled_dot_product_attention, _attention.masked_softmax,
-                    _multihead.MultiHeadAttention, nn.MultiheadAttention, F.multi_head_attention_forward):
-            yield
-    finally:
-        F.scaled_dot_product_attention = original
+    """The fused kernel (a C builtin, refused) and every library attention (forbidden) raise inside."""
+    with refuse(F, "scaled_dot_product_attention", "this exercise asks you to write attention yourself: your "
+                "solution called torch.nn.functional.scaled_dot_product_attention"), \
+            forbid(_attention.scaled_dot_product_attention, _attention.masked_softmax,
+                   _multihead.MultiHeadAttention, nn.MultiheadAttention, F.multi_head_attention_forward):
+        yield
 
 
 _generator = torch.Generator().manual_seed(2017)

@@ -243,7 +243,7 @@ else:
 # one; no ValueError (IndexError from nn.Embedding) or a ValueError already at start + T == max_len;
 # a wrong last dimension not reported; the gradient reaching rows that were not used;
 # calling transformer_lib.positional.
-from coursetools.checks import assert_close, forbid, verify_untampered
+from coursetools.checks import assert_close, expect_raises, forbid, verify_untampered
 verify_untampered()
 import transformer_lib.positional as _positional
 
@@ -273,14 +273,9 @@ for _max_len, _d_model, _B, _T, _start in [(12, 6, 3, 5, 0), (12, 6, 2, 4, 8), (
     assert_close(_grad, _want_grad, atol=1e-12, name="the gradient of embedding.weight")
     for _bad in [torch.zeros(1, _max_len - _start + 1, _d_model, dtype=torch.float64),
                  torch.zeros(2, 1, _d_model + 1, dtype=torch.float64), torch.zeros(_T, _d_model, dtype=torch.float64)]:
-        try:
-            with forbid(*_forbidden):
-                _module(_bad, start=_start)
-        except ValueError:  # expected: the input does not fit
-            pass
-        else:
-            raise AssertionError(f"forward(x {tuple(_bad.shape)}, start={_start}) with max_len={_max_len}, "
-                                 f"d_model={_d_model} should raise a ValueError")
+        with expect_raises(ValueError, f"forward(x {tuple(_bad.shape)}, start={_start}) with max_len={_max_len}, "
+                           f"d_model={_d_model} should raise a ValueError"), forbid(*_forbidden):
+            _module(_bad, start=_start)
 ### END HIDDEN TESTS
 '''
 
@@ -355,7 +350,7 @@ else:
 # the exponent; blocks on the wrong pairs of columns (2i - 1, 2i) or on the diagonal of a 2 x 2
 # grid of halves; float32; no ValueError for an odd d_model; M fitted to a float32 table
 # (inexact); calling transformer_lib.positional.
-from coursetools.checks import assert_close, assert_equal, forbid, verify_untampered
+from coursetools.checks import assert_close, assert_equal, expect_raises, forbid, verify_untampered
 verify_untampered()
 import math as _math
 import transformer_lib.positional as _positional
@@ -387,13 +382,9 @@ for _k, _d_model in [(1, 4), (5, 16), (-3, 8), (17, 64), (0, 2), (-40, 32), (250
     _lib = _positional.sinusoidal_positional_encoding(300, _d_model).double()
     assert_close(_lib[_pos] @ _M.T, _lib[_pos + _k], atol=1e-5, name="the shift on transformer_lib's table")
 for _d_model in (1, 3, 9):
-    try:
-        with forbid(*_forbidden):
-            relative_position_map(2, _d_model)
-    except ValueError:  # expected: odd d_model
-        pass
-    else:
-        raise AssertionError(f"relative_position_map(2, {_d_model}) should raise a ValueError")
+    with expect_raises(ValueError, f"relative_position_map(2, {_d_model}) should raise a ValueError"), \
+            forbid(*_forbidden):
+        relative_position_map(2, _d_model)
 ### END HIDDEN TESTS
 '''
 

@@ -132,7 +132,7 @@ else:
 # (s < t: row 0 all False, NaN or zero outputs); the anti-causal band (s >= t); polarity inverted
 # (True = masked); an int/float mask instead of bool; the band measured from the start (s < w)
 # instead of from the query; no ValueError for window 0 or size 0.
-from coursetools.checks import assert_close, assert_equal, forbid, verify_untampered
+from coursetools.checks import assert_close, assert_equal, expect_raises, forbid, verify_untampered
 verify_untampered()
 import transformer_lib.attention as _attention
 
@@ -157,12 +157,8 @@ _changed = (_out2 - _out).abs().amax(dim=-1)[0] > 1e-12
 assert_equal(_changed, torch.tensor([False, False, True, True, True, False, False, False, False]),
              name="which outputs change when token 2 changes (window 3)")
 for _size, _window in [(4, 0), (4, -2), (0, 3)]:
-    try:
+    with expect_raises(ValueError, f"sliding_window_mask({_size}, {_window}) should raise a ValueError"):
         sliding_window_mask(_size, _window)
-    except ValueError:
-        pass
-    else:
-        raise AssertionError(f"sliding_window_mask({_size}, {_window}) should raise a ValueError")
 ### END HIDDEN TESTS
 '''
 
@@ -393,10 +389,11 @@ for args in [(patches, 2, 4, 8), (patches, 3, 4, 6), (patches[:, :, :6], 2, 4, 6
 # (visible on non-square images and grids); unpatchify permuting with the wrong inverse (it works
 # only on square grids or with C = 1); C taken as D // p instead of D // p^2; no ValueError when N
 # does not fit the image; calling F.unfold, F.fold or transformer_lib's patchify.
-from coursetools.checks import assert_close, forbid, verify_untampered
+from coursetools.checks import assert_close, expect_raises, forbid, verify_untampered
 verify_untampered()
 import transformer_lib.tokens as _tokens
 
+_forbidden = (_tokens.patchify, F.unfold, F.fold)
 _generator = torch.Generator().manual_seed(16)
 for _shape, _p in [((2, 3, 8, 12), 4), ((1, 2, 6, 4), 2), ((3, 1, 5, 5), 1), ((1, 3, 6, 6), 6),
                    ((2, 2, 4, 6), 2), ((1, 4, 9, 6), 3)]:
@@ -404,7 +401,7 @@ for _shape, _p in [((2, 3, 8, 12), 4), ((1, 2, 6, 4), 2), ((3, 1, 5, 5), 1), ((1
     _B, _C, _H, _W = _shape
     _expected = F.unfold(_images, kernel_size=_p, stride=_p).transpose(1, 2)  # PyTorch's own
     assert_close(_tokens.patchify(_images, _p), _expected)
-    with forbid(_tokens.patchify, F.unfold, F.fold):
+    with forbid(*_forbidden):
         _result = patchify(_images.clone(), _p)
         _noise = torch.randn(_expected.shape, dtype=torch.float64, generator=_generator)
         _placed = unpatchify(_noise.clone(), _p, _H, _W)
@@ -417,21 +414,13 @@ _bad_patchify = [((1, 1, 6, 4), 4), ((1, 1, 4, 6), 4), ((2, 3, 9, 9), 2)]
 _bad_unpatchify = [((1, 6, 8), 2, 4, 8), ((1, 6, 8), 3, 4, 6), ((1, 6, 6), 2, 4, 6), ((2, 6, 12), 2, 6, 6),
                    ((1, 4, 9), 3, 6, 7)]
 for _shape, _p in _bad_patchify:
-    try:
-        with forbid(_tokens.patchify, F.unfold, F.fold):
-            patchify(torch.zeros(_shape), _p)
-    except ValueError:
-        pass
-    else:
-        raise AssertionError(f"patchify(images {_shape}, {_p}) should raise a ValueError")
+    with expect_raises(ValueError, f"patchify(images {_shape}, {_p}) should raise a ValueError"), \
+            forbid(*_forbidden):
+        patchify(torch.zeros(_shape), _p)
 for _shape, _p, _H, _W in _bad_unpatchify:
-    try:
-        with forbid(_tokens.patchify, F.unfold, F.fold):
-            unpatchify(torch.zeros(_shape), _p, _H, _W)
-    except ValueError:
-        pass
-    else:
-        raise AssertionError(f"unpatchify(patches {_shape}, {_p}, {_H}, {_W}) should raise a ValueError")
+    with expect_raises(ValueError, f"unpatchify(patches {_shape}, {_p}, {_H}, {_W}) should raise a ValueError"), \
+            forbid(*_forbidden):
+        unpatchify(torch.zeros(_shape), _p, _H, _W)
 ### END HIDDEN TESTS
 '''
 
