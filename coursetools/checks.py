@@ -10,8 +10,8 @@ student code runs, and keeps its own references to everything a test relies on:
   wrong, and call :func:`verify_untampered` first;
 * :func:`verify_untampered` raises :class:`TamperingError` when anything watched changed since
   import: the public functions and classes of torch, ``torch.nn.functional``, ``torch.testing``,
-  numpy and ``numpy.testing``; the methods of ``torch.Tensor`` and ``torch.nn.Module`` (replaced
-  or shadowed); the builtins tests use; every public function and method of
+  ``torch.autograd`` and ``torch.func`` (gradient checks rely on them), numpy and
+  ``numpy.testing``; the methods of ``torch.Tensor`` and ``torch.nn.Module`` (replaced or shadowed); the builtins tests use; every public function and method of
   :mod:`transformer_lib`; and this module's own functions. A Python function counts as replaced
   when its code, defaults or keyword defaults changed, not only its identity;
 * this module is frozen: assigning or deleting its public names raises, and ``from
@@ -40,6 +40,7 @@ import numpy.testing
 import torch
 import torch.nn
 import torch.nn.functional
+import torch.func
 import torch.testing
 
 import transformer_lib  # noqa: F401 - loads its submodules into sys.modules, where the watch list is found
@@ -62,7 +63,7 @@ _WATCHED_BUILTINS = (
 # This module decides with the builtins as they were at import, whatever the notebook does later.
 globals().update({name: getattr(builtins, name) for name in _WATCHED_BUILTINS})
 
-_WATCHED_MODULES = (torch, torch.nn.functional, torch.testing, numpy, numpy.testing)
+_WATCHED_MODULES = (torch, torch.nn.functional, torch.testing, torch.autograd, torch.func, numpy, numpy.testing)
 _WATCHED_CLASSES = (torch.Tensor, torch.nn.Module)
 _MISSING = object()
 

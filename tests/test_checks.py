@@ -53,7 +53,7 @@ def message_while_replaced(owner, name: str, value) -> str:
 
 @pytest.mark.parametrize("owner, name", [
     (torch, "allclose"), (torch.testing, "assert_close"), (numpy, "allclose"), (F, "softmax"),
-    (builtins, "isinstance"), (builtins, "len"), (tokens, "pad_batch"), (tokens.Vocab, "encode"),
+    (torch.autograd, "grad"), (builtins, "isinstance"), (builtins, "len"), (tokens, "pad_batch"), (tokens.Vocab, "encode"),
     (torch.Tensor, "__eq__"), (torch.nn.Module, "__call__"),
 ])
 def test_replaced_or_shadowing_function_is_detected(owner, name):
