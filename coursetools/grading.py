@@ -189,24 +189,29 @@ def suspicious_code(release: nbformat.NotebookNode, submission: nbformat.Noteboo
     locked = {_meta(c)["grade_id"] for c in release.cells if _meta(c).get("locked")}
     student_cells = [c for c in submission.cells
                      if c.cell_type == "code" and _meta(c).get("grade_id") not in locked]
-    imported = {name for cell in release.cells if cell.cell_type == "code" for name in _imported(cell.source)}
-    imported |= {name for cell in student_cells for name in _imported(cell.source)}
+    student_trees = [_tree(cell.source) for cell in student_cells]
+    release_trees = [_tree(cell.source) for cell in release.cells if cell.cell_type == "code"]
+    imported = {name for tree in release_trees for name in _imported(tree)}
+    imported |= {name for tree in student_trees for name in _imported(tree)}
     found: list[str] = []
-    for cell in student_cells:
-        found += _suspicious_in(_python_source(cell.source), imported)
+    for tree in student_trees:
+        found += _suspicious_in(tree, imported)
     return sorted(set(found))
 
 
-def _python_source(source: str) -> str:
+def _tree(source: str) -> ast.AST | None:
+    """The cell as Python (IPython magics transformed), or None if it does not parse: it fails in
+    the kernel too, and scores nothing."""
     from IPython.core.inputtransformer2 import TransformerManager
 
-    return _ALLOWED_MAGICS.sub("pass  #", TransformerManager().transform_cell(source))
-
-
-def _imported(source: str) -> set[str]:
     try:
-        tree = ast.parse(_python_source(source))
+        return ast.parse(_ALLOWED_MAGICS.sub("pass  #", TransformerManager().transform_cell(source)))
     except SyntaxError:
+        return None
+
+
+def _imported(tree: ast.AST | None) -> set[str]:
+    if tree is None:
         return set()
     names = set()
     for node in ast.walk(tree):
@@ -215,11 +220,9 @@ def _imported(source: str) -> set[str]:
     return names
 
 
-def _suspicious_in(source: str, imported: set[str]) -> list[str]:
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []  # it fails in the kernel too, and scores nothing
+def _suspicious_in(tree: ast.AST | None, imported: set[str]) -> list[str]:
+    if tree is None:
+        return []
     found = []
     for node in ast.walk(tree):
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
