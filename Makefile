@@ -26,7 +26,8 @@ book: $(STAMP)  ## build the book into _build/html (warnings are errors)
 test: book  ## run the whole test suite (builds the book first, incrementally)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-release: $(STAMP)  ## regenerate notebooks/ from solutions/ with nbgrader
+release: $(STAMP)  ## lint solutions/*/*.md, then regenerate notebooks/ from them with nbgrader
+	$(BIN)/python -m coursetools.lint
 	$(BIN)/python -m coursetools.release
 
 serve:  ## serve the built book on http://127.0.0.1:$(PORT)

@@ -1,8 +1,10 @@
 """nbgrader configuration for the course (nbgrader 0.9.6).
 
-The repository is the course directory: instructor sources in ``solutions/``, student
-releases in ``notebooks/``; everything grading produces lives under the git-ignored
-``grading/``. Each setting below answers a fact measured in ``shared/NBGRADER-NOTES.md``.
+The repository is the course directory: instructor sources in ``solutions/`` (each assignment's
+``<id>.md`` text source and the ``<id>.ipynb`` generated from it, see ``coursetools/sources.py``),
+student releases in ``notebooks/``; everything grading produces lives under the git-ignored
+``grading/``. Each setting below answers a behaviour of nbgrader 0.9 measured on this course's
+machines; ``coursetools/README.md`` lists those facts.
 """
 
 import os
@@ -20,8 +22,9 @@ c.CourseDirectory.submitted_directory = os.path.join("grading", "submitted")
 c.CourseDirectory.autograded_directory = os.path.join("grading", "autograded")
 c.CourseDirectory.feedback_directory = os.path.join("grading", "feedback")
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(ROOT, "grading", "gradebook.db")
-# Files next to a notebook that must never reach students.
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.bak"]
+# Files next to a notebook that must never reach students: generate_assignment copies every other
+# file of solutions/<id>/ into the release, and <id>.md is the whole instructor notebook as text.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.bak", "*.md"]
 
 # --- what students receive ---------------------------------------------------------------
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
@@ -44,6 +47,16 @@ c.OverwriteCells.add_missing_cells = True
 # Huge printed outputs are cut before they reach the gradebook and feedback.
 c.LimitOutput.max_lines = 200
 c.LimitOutput.max_traceback = 30
+
+# --- the text every assignment shares -------------------------------------------------------------
+# "How grading works" is written once (coursetools/how_grading_works.md) and put into each release
+# where the source says <!-- include: how grading works -->, with the time limit set above.
+from coursetools.nbgrader_plugins import IncludeGradingRules  # noqa: E402
+from nbgrader.converters.generate_assignment import GenerateAssignment  # noqa: E402
+
+c.GenerateAssignment.preprocessors = [IncludeGradingRules,
+                                      *GenerateAssignment.class_traits()["preprocessors"].default()]
+c.IncludeGradingRules.cell_timeout = c.ExecutePreprocessor.timeout
 
 # --- feedback handed back to students ---------------------------------------------------------
 # The feedback HTML would otherwise show the hidden tests (and tracebacks quoting them).

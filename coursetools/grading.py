@@ -1,7 +1,7 @@
 """Grade a class with nbgrader: collect, autograde each student, feedback, export.
 
 A thin layer over nbgrader's own commands that keeps every number honest
-(``shared/NBGRADER-NOTES.md`` lists what nbgrader gets wrong by default):
+(``coursetools/README.md`` lists what nbgrader gets wrong by default):
 
 * **collect** copies ``<folder>/<student>/[<assignment>/]*.ipynb`` into ``grading/submitted``, or
   runs ``nbgrader zip_collect`` on an LMS download; names it cannot match are reported;
@@ -43,6 +43,7 @@ from nbgrader.utils import compute_checksum
 
 from coursetools.nbgrader_plugins import MIN_QUOTED, match_submission_name, split_hidden, visible_text
 from coursetools.release import nbgrader_env, run_nbgrader
+from coursetools.sources import build_notebook
 
 OK = "ok"
 KERNEL_DIED = "kernel died"
@@ -81,9 +82,6 @@ class Course:
     def notebook(self, kind: str, assignment: str, student: str) -> Path:
         """``kind`` is ``submitted`` or ``autograded``."""
         return self.root / "grading" / kind / student / assignment / f"{assignment}.ipynb"
-
-    def source(self, assignment: str) -> Path:
-        return self.root / "solutions" / assignment / f"{assignment}.ipynb"
 
     def staged_release(self, assignment: str) -> Path:
         return self.root / STAGING / assignment / f"{assignment}.ipynb"
@@ -269,9 +267,7 @@ def backup_gradebook(course: Course) -> Path | None:
 def prepare(course: Course, assignment: str) -> nbformat.NotebookNode:
     """Put the assignment in the gradebook (a release into ``grading/release``, so the committed
     ``notebooks/`` is left alone) when the source is newer; return that release."""
-    source, staged = course.source(assignment), course.staged_release(assignment)
-    if not source.is_file():
-        raise FileNotFoundError(f"no source notebook for {assignment!r}: expected {source}")
+    source, staged = build_notebook(course.root, assignment), course.staged_release(assignment)
     if not staged.is_file() or staged.stat().st_mtime < source.stat().st_mtime or not course.gradebook.exists():
         run_nbgrader(["generate_assignment", assignment, "--force",
                       f"--CourseDirectory.release_directory={STAGING}"], course.root)
@@ -540,7 +536,7 @@ def _blank(value: float | None) -> str:
 def feedback(course: Course, assignment: str) -> tuple[list[Path], list[str]]:
     """Generate feedback; return (feedback files, students whose file was withheld for a leak)."""
     run_nbgrader(["generate_feedback", assignment, "--force"], course.root)
-    hidden = _hidden_lines(course.source(assignment))
+    hidden = _hidden_lines(build_notebook(course.root, assignment))
     files, withheld = [], []
     for path in sorted((course.root / "grading" / "feedback").glob(f"*/{assignment}/*.html")):
         student = path.parent.parent.name

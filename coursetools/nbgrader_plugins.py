@@ -7,6 +7,10 @@ hidden block from the test cells and replaces each error's traceback by its last
 quoted hidden line redacted, so a student sees *which* test failed and the message it gave,
 never the hidden code.
 
+:class:`IncludeGradingRules` runs when an assignment is generated: it puts the course's one text
+on how grading works (``coursetools/how_grading_works.md``, with the per-cell time limit of
+``nbgrader_config.py``) where a source notebook's markdown has the line :data:`INCLUDE_RULES`.
+
 :class:`LmsFileNameCollector` is ``nbgrader zip_collect``'s collector for typical LMS file names.
 """
 
@@ -15,10 +19,11 @@ from __future__ import annotations
 import html
 import os
 import re
+from importlib.resources import files
 
 from nbconvert.preprocessors import Preprocessor
 from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
-from traitlets import Bool
+from traitlets import Bool, Int
 
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
 END_HIDDEN = "### END HIDDEN TESTS"
@@ -97,6 +102,31 @@ class HideHiddenTests(Preprocessor):
                 if isinstance(data.get(mime), str):
                     data[mime] = redact(data[mime], hidden_lines)
         return output
+
+
+# --- the shared text of every assignment -------------------------------------------------------
+
+INCLUDE_RULES = "<!-- include: how grading works -->"
+
+
+def grading_rules(cell_timeout: int) -> str:
+    """The course's text on how grading works, with the per-cell time limit filled in."""
+    text = files("coursetools").joinpath("how_grading_works.md").read_text(encoding="utf-8")
+    return text.strip("\n").replace("{cell_timeout}", str(cell_timeout))
+
+
+class IncludeGradingRules(Preprocessor):
+    """Replace each markdown line :data:`INCLUDE_RULES` by :func:`grading_rules` (at release)."""
+
+    enabled = Bool(True, help="Run whenever it is listed (nbconvert's default is off)").tag(config=True)
+    cell_timeout = Int(help="seconds each cell may run when graded (ExecutePreprocessor.timeout)").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        for cell in nb.cells:
+            if cell.cell_type == "markdown" and INCLUDE_RULES in cell.source:
+                cell.source = "\n".join(grading_rules(self.cell_timeout) if line.strip() == INCLUDE_RULES else line
+                                        for line in cell.source.splitlines())
+        return nb, resources
 
 
 # --- collecting an LMS download (``nbgrader zip_collect``) --------------------------------------

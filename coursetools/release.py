@@ -1,7 +1,8 @@
 """Release: regenerate the student notebooks in ``notebooks/`` from ``solutions/`` with nbgrader.
 
 ``make release`` runs ``python -m coursetools.release [assignment ...]``. Every assignment is a
-folder ``solutions/<id>/`` holding ``<id>.ipynb``. The release is nbgrader's own
+folder ``solutions/<id>/`` holding its text source ``<id>.md``; the notebook nbgrader reads is
+generated from it first (``coursetools/sources.py``). The release is nbgrader's own
 ``generate_assignment`` (solutions replaced by stubs, hidden tests removed, cells locked by
 checksum), run without the gradebook so that releasing never touches grades.
 """
@@ -14,13 +15,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from coursetools import sources
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def assignments(course_root: Path = REPO_ROOT) -> list[str]:
-    """The assignment ids: folders of ``solutions/`` that hold a notebook of the same name."""
-    source = course_root / "solutions"
-    return sorted(p.name for p in source.iterdir() if (p / f"{p.name}.ipynb").is_file())
+    """The assignment ids: folders of ``solutions/`` that hold a text source of the same name."""
+    return sources.assignments(course_root)
 
 
 def nbgrader_env() -> dict[str, str]:
@@ -48,6 +50,7 @@ def release(assignment: str, course_root: Path = REPO_ROOT) -> Path:
     known = assignments(course_root)
     if assignment not in known:
         raise ValueError(f"unknown assignment {assignment!r}; expected one of {known}")
+    sources.build_notebook(course_root, assignment)
     run_nbgrader(["generate_assignment", assignment, "--force", "--no-db"], course_root)
     return course_root / "notebooks" / assignment
 

@@ -10,11 +10,78 @@ from pathlib import Path
 
 import nbformat
 
+from coursetools import sources
 from coursetools.nbgrader_plugins import visible_text
 from coursetools.release import REPO_ROOT, run_nbgrader
 
 HIDDEN_MARKERS = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
 MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION", *HIDDEN_MARKERS)
+
+
+HIDDEN_LINE = "assert add(40, 2) == 42, 'add is wrong for larger numbers'"
+
+# A whole assignment source in the course's format (see solutions/<id>/<id>.md): setup, answer,
+# test with a hidden block, free response.
+TINY_SOURCE = f"""---
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+```{{code-cell}}
+---
+nbgrader:
+  grade: false
+  grade_id: setup
+  locked: true
+  schema_version: 3
+  solution: false
+  task: false
+---
+import warnings
+import torch
+```
+
+```{{code-cell}}
+---
+nbgrader:
+  grade: false
+  grade_id: add
+  locked: false
+  schema_version: 3
+  solution: true
+  task: false
+---
+def add(a, b):
+    \"\"\"Return a + b.\"\"\"
+    ### BEGIN SOLUTION
+    return a + b
+    ### END SOLUTION
+```
+
+```{{code-cell}}
+---
+nbgrader:
+  grade: true
+  grade_id: test_add
+  locked: true
+  points: 2
+  schema_version: 3
+  solution: false
+  task: false
+---
+assert add(1, 1) == 2, "add(1, 1) should be 2"
+### BEGIN HIDDEN TESTS
+secret_operand = 40
+{HIDDEN_LINE}
+### END HIDDEN TESTS
+```
+
++++ {{"nbgrader": {{"grade": true, "grade_id": "why", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}}}}
+
+Because addition is commutative.
+"""
 
 
 @dataclass
@@ -25,21 +92,24 @@ class CourseCopy:
     assignment: str
 
     @classmethod
-    def create(cls, destination: Path, assignment: str, source_notebook: Path | None = None) -> "CourseCopy":
+    def create(cls, destination: Path, assignment: str, source_text: str | None = None) -> "CourseCopy":
+        """Copy the config and ``assignment``'s text source (or write ``source_text`` as it), then
+        generate the notebook nbgrader reads, as ``make release`` does."""
         destination.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO_ROOT / "nbgrader_config.py", destination / "nbgrader_config.py")
-        source_dir = destination / "solutions" / assignment
-        if source_notebook is None:
-            shutil.copytree(REPO_ROOT / "solutions" / assignment, source_dir)
+        text = sources.text_source(destination, assignment)
+        text.parent.mkdir(parents=True)
+        if source_text is None:
+            shutil.copy(sources.text_source(REPO_ROOT, assignment), text)
         else:
-            source_dir.mkdir(parents=True)
-            shutil.copy(source_notebook, source_dir / f"{assignment}.ipynb")
+            text.write_text(source_text, encoding="utf-8")
+        sources.build_notebook(destination, assignment)
         (destination / "grading").mkdir(exist_ok=True)
         return cls(destination, assignment)
 
     @property
     def source(self) -> Path:
-        return self.root / "solutions" / self.assignment / f"{self.assignment}.ipynb"
+        return sources.notebook_source(self.root, self.assignment)
 
     @property
     def release(self) -> Path:
@@ -157,8 +227,13 @@ def public_lines() -> set[str]:
     for path in (REPO_ROOT / "transformer_lib").rglob("*.py"):
         lines.update(line.strip() for line in path.read_text(encoding="utf-8").splitlines())
     for assignment in assignments():
-        lines |= _secret_and_visible(REPO_ROOT / "solutions" / assignment / f"{assignment}.ipynb")[1]
+        lines |= _secret_and_visible(source_notebook(assignment))[1]
     return lines
+
+
+def source_notebook(assignment: str) -> Path:
+    """The repository's instructor notebook of ``assignment``, generated from its text source."""
+    return sources.build_notebook(REPO_ROOT, assignment)
 
 
 def leaked_lines(text: str, secrets: set[str], *, is_html: bool = False,

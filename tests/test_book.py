@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from coursetools.release import REPO_ROOT, assignments, nbgrader_env
-from course_helpers import leaked_lines, public_lines, secret_lines
+from course_helpers import leaked_lines, public_lines, secret_lines, source_notebook
 
 pytestmark = pytest.mark.slow
 HTML = REPO_ROOT / "_build" / "html"
@@ -64,7 +64,7 @@ def test_no_solution_or_hidden_test_in_the_built_book(built_book: Path):
     chapter's page is a coincidence, not a leak.
     """
     public = public_lines()
-    own = {a: secret_lines(REPO_ROOT / "solutions" / a / f"{a}.ipynb", public) for a in assignments()}
+    own = {a: secret_lines(source_notebook(a), public) for a in assignments()}
     distinctive = {line for lines in own.values() for line in lines if len(re.findall(r"\w+", line)) >= 4}
     for path in built_text_files(built_book):
         secrets = distinctive | own.get(path.name.split(".")[0], set())

@@ -13,33 +13,9 @@ import copy
 import nbformat
 import pytest
 
-from coursetools import authoring as nb
-from course_helpers import CourseCopy, leaked_lines, secret_lines
+from course_helpers import HIDDEN_LINE, TINY_SOURCE, CourseCopy, leaked_lines, secret_lines
 
 pytestmark = pytest.mark.slow
-
-HIDDEN_LINE = "assert add(40, 2) == 42, 'add is wrong for larger numbers'"
-
-
-def tiny_assignment() -> nbformat.NotebookNode:
-    return nb.notebook([
-        nb.setup("setup", "import warnings\nimport torch"),
-        nb.solution("add", '''
-            def add(a, b):
-                """Return a + b."""
-                ### BEGIN SOLUTION
-                return a + b
-                ### END SOLUTION
-            '''),
-        nb.tests("test_add", 2, f'''
-            assert add(1, 1) == 2, "add(1, 1) should be 2"
-            ### BEGIN HIDDEN TESTS
-            secret_operand = 40
-            {HIDDEN_LINE}
-            ### END HIDDEN TESTS
-            '''),
-        nb.free_response("why", 1, "Because addition is commutative."),
-    ])
 
 
 def answer(nb_: nbformat.NotebookNode, body: str) -> nbformat.NotebookNode:
@@ -53,9 +29,7 @@ def answer(nb_: nbformat.NotebookNode, body: str) -> nbformat.NotebookNode:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory) -> CourseCopy:
-    root = tmp_path_factory.mktemp("tiny")
-    source = nb.write(tiny_assignment(), root / "tiny.ipynb")
-    course = CourseCopy.create(root / "course", "tiny", source_notebook=source)
+    course = CourseCopy.create(tmp_path_factory.mktemp("tiny"), "tiny", source_text=TINY_SOURCE)
     release = nbformat.read(course.generate(), as_version=4)
 
     warns = answer(release, "import warnings, sys\n"

@@ -13,20 +13,16 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursetools import authoring as nb
 from coursetools import grading
 from coursetools.cli import main
-from course_helpers import CourseCopy
-from test_grading_config import tiny_assignment
+from course_helpers import TINY_SOURCE, CourseCopy
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> grading.Course:
-    root = tmp_path_factory.mktemp("collect")
-    source = nb.write(tiny_assignment(), root / "tiny.ipynb")
-    copy_ = CourseCopy.create(root / "course", "tiny", source_notebook=source)
+    copy_ = CourseCopy.create(tmp_path_factory.mktemp("collect"), "tiny", source_text=TINY_SOURCE)
     course = grading.Course(copy_.root)
     grading.prepare(course, "tiny")
     return course

@@ -1,0 +1,125 @@
+"""The assignments' text sources, checked without a kernel (all of them in a few seconds).
+
+Every source passes the lint (``coursetools/lint.py``), and the lint catches each mistake it
+names; the generated notebook follows its source and never overwrites a hand edit; the shared
+"How grading works" reaches every release with the time limit of ``nbgrader_config.py``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from traitlets.config.loader import PyFileConfigLoader
+
+from coursetools import sources
+from coursetools.lint import lint, lint_notebook
+from coursetools.nbgrader_plugins import INCLUDE_RULES, IncludeGradingRules, grading_rules
+from coursetools.release import REPO_ROOT, assignments
+
+ASSIGNMENTS = assignments()
+
+
+def configured_cell_timeout() -> int:
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO_ROOT)).load_config()
+    return config.ExecutePreprocessor.timeout
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_source_passes_the_lint(assignment: str):
+    assert lint(assignment) == []
+
+
+@pytest.fixture(scope="module")
+def clean() -> nbformat.NotebookNode:
+    return sources.read_text_source(sources.text_source(REPO_ROOT, "ch01_tokens"))
+
+
+def _cell(nb, grade_id: str):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def _broken(nb, grade_id: str, change) -> list[str]:
+    nb = copy.deepcopy(nb)
+    change(_cell(nb, grade_id))
+    return lint_notebook(nb)
+
+
+def test_lint_catches_each_mistake(clean):
+    assert lint_notebook(clean) == []
+    duplicate = _broken(clean, "pad_batch", lambda c: c.metadata.nbgrader.update(grade_id="build_vocab"))
+    assert any("'build_vocab' is used by 2 cells" in p for p in duplicate), duplicate
+    no_hidden = _broken(clean, "test_build_vocab",
+                        lambda c: setattr(c, "source", c.source.split("### BEGIN HIDDEN TESTS")[0]))
+    assert any("exactly one hidden block" in p for p in no_hidden), no_hidden
+    no_notes = _broken(clean, "test_build_vocab",
+                       lambda c: setattr(c, "source", c.source.replace("# Instructor notes:", "# notes:")))
+    assert any("must start with '# Instructor notes:" in p for p in no_notes), no_notes
+    no_end = _broken(clean, "build_vocab", lambda c: setattr(c, "source", c.source.replace("### END SOLUTION", "")))
+    assert any("BEGIN SOLUTION" in p for p in no_end), no_end
+    points = _broken(clean, "test_build_vocab", lambda c: c.metadata.nbgrader.update(points=5))
+    assert any("points do not add up" in p for p in points), points
+    assert any("announces 3 points, the graded cell after it carries 5" in p for p in points), points
+    unlocked = _broken(clean, "test_build_vocab", lambda c: c.metadata.nbgrader.update(locked=False))
+    assert any("must be locked" in p for p in unlocked), unlocked
+    no_rules = _broken(clean, "grading", lambda c: setattr(c, "source", c.source.replace(INCLUDE_RULES, "")))
+    assert any("shared rules" in p for p in no_rules), no_rules
+
+
+@pytest.fixture()
+def course(tmp_path: Path) -> Path:
+    folder = tmp_path / "solutions" / "ch01_tokens"
+    folder.mkdir(parents=True)
+    shutil.copy(sources.text_source(REPO_ROOT, "ch01_tokens"), folder)
+    return tmp_path
+
+
+def test_generated_notebook_follows_its_source(course: Path):
+    target = sources.build_notebook(course, "ch01_tokens")
+    nb = nbformat.read(target, as_version=4)
+    assert [c.id for c in nb.cells][:2] == ["cell-000", "cell-001"], "stable cell ids"
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+    stamp = target.stat().st_mtime_ns
+    assert sources.build_notebook(course, "ch01_tokens").stat().st_mtime_ns == stamp, "a current notebook is kept"
+    text = sources.text_source(course, "ch01_tokens")
+    text.write_text(text.read_text().replace("build a vocabulary (3 points)", "build a vocab (3 points)"))
+    os.utime(text, ns=(stamp + 10**9, stamp + 10**9))
+    rebuilt = nbformat.read(sources.build_notebook(course, "ch01_tokens"), as_version=4)
+    assert any("build a vocab (3 points)" in c.source for c in rebuilt.cells), "an edit of the .md reaches the notebook"
+
+
+def test_a_hand_edit_of_the_notebook_is_never_overwritten(course: Path):
+    target = sources.build_notebook(course, "ch01_tokens")
+    nb = nbformat.read(target, as_version=4)
+    nb.cells[0].source += "\nAn edit made in Jupyter without Jupytext."
+    nbformat.write(nb, target)
+    later = sources.text_source(course, "ch01_tokens").stat().st_mtime_ns + 10**9
+    os.utime(target, ns=(later, later))
+    with pytest.raises(sources.EditedNotebookError, match="jupytext --sync"):
+        sources.build_notebook(course, "ch01_tokens")
+    assert "without Jupytext" in target.read_text(), "the edit is still there"
+
+
+def test_include_puts_the_shared_rules_with_the_configured_time_limit(clean):
+    timeout = configured_cell_timeout()
+    nb, _ = IncludeGradingRules(cell_timeout=timeout).preprocess(copy.deepcopy(clean), {})
+    grading = _cell(nb, "grading").source
+    assert INCLUDE_RULES not in grading
+    assert grading_rules(timeout) in grading
+    assert f"within {timeout} seconds" in grading
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_release_has_the_shared_rules(assignment: str):
+    release = nbformat.read(REPO_ROOT / "notebooks" / assignment / f"{assignment}.ipynb", as_version=4)
+    grading = _cell(release, "grading").source
+    assert grading_rules(configured_cell_timeout()) in grading, "run `make release`"
+
+
+def test_releases_hold_only_notebooks():
+    stray = [p for p in (REPO_ROOT / "notebooks").rglob("*") if p.is_file() and p.suffix != ".ipynb"]
+    assert not stray, f"only released notebooks belong in notebooks/ (the .md sources hold solutions): {stray}"
