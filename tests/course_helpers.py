@@ -183,6 +183,42 @@ def answered(release: nbformat.NotebookNode, solution: nbformat.NotebookNode) ->
     return nb
 
 
+def exercises(nb: nbformat.NotebookNode) -> list[tuple[list[str], str]]:
+    """Each autograded exercise in order: (the grade_ids of its solution cells, its test cell's
+    grade_id); an exercise's solution cells are those since the previous test cell."""
+    found, pending = [], []
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        if cell.cell_type == "code" and meta.get("solution"):
+            pending.append(meta["grade_id"])
+        elif cell in cells_of(nb, "test"):
+            found.append((pending, meta["grade_id"]))
+            pending = []
+    return found
+
+
+COPY_SUBMISSIONS = REPO_ROOT / "tests" / "copy_submissions"
+
+
+def copy_submission_cells(assignment: str) -> dict[str, str]:
+    """``tests/copy_submissions/<assignment>/<solution grade_id>.py``: for an answer cell, the
+    closest public code (a function printed on the chapter page or in ``transformer_lib``) pasted
+    and renamed as a student could; each must earn nothing for its exercise. Empty when the
+    assignment has no such folder."""
+    folder = COPY_SUBMISSIONS / assignment
+    return {path.stem: path.read_text(encoding="utf-8") for path in sorted(folder.glob("*.py"))}
+
+
+def with_cells(nb: nbformat.NotebookNode, sources_by_id: dict[str, str]) -> nbformat.NotebookNode:
+    """A copy of ``nb`` whose cells named in ``sources_by_id`` (by grade_id) hold those sources."""
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        grade_id = nbgrader_meta(cell).get("grade_id")
+        if grade_id in sources_by_id:
+            cell.source = sources_by_id[grade_id]
+    return nb
+
+
 def autograded_test_ids(notebook_path: Path) -> set[str]:
     return {nbgrader_meta(c)["grade_id"] for c in cells_of(nbformat.read(notebook_path, as_version=4), "test")}
 

@@ -3,7 +3,10 @@
 For each assignment: the release generates; it leaks no solution, marker, hidden test or model
 answer; it equals the committed ``notebooks/`` (so CI fails when they drift apart); the solution
 autograded as a submission runs top to bottom without an error and earns every autograded
-point; the untouched release earns none; feedback for both shows no hidden test.
+point; the untouched release earns none; feedback for both shows no hidden test. Where the
+assignment has copy submissions (``tests/copy_submissions/<id>/``): every exercise has one, a
+copy of the closest public code earns nothing for its exercise, and costs no other exercise a
+point (two submissions: copies in the odd exercises and answers in the even ones, and back).
 """
 
 from __future__ import annotations
@@ -12,8 +15,8 @@ import nbformat
 import pytest
 
 from coursetools.release import REPO_ROOT, assignments
-from course_helpers import (HIDDEN_MARKERS, CourseCopy, autograded_test_ids, leaked_lines, normalised,
-                            notebook_text, secret_lines)
+from course_helpers import (HIDDEN_MARKERS, CourseCopy, answered, autograded_test_ids, copy_submission_cells,
+                            exercises, leaked_lines, normalised, notebook_text, secret_lines, with_cells)
 
 ASSIGNMENTS = assignments()
 pytestmark = pytest.mark.slow
@@ -26,6 +29,13 @@ def graded_course(request, tmp_path_factory) -> CourseCopy:
     course.generate()
     course.submit("solution", course.source)
     course.submit("stub", course.release)
+    copies = copy_submission_cells(course.assignment)
+    if copies:
+        correct = answered(nbformat.read(course.release, as_version=4), nbformat.read(course.source, as_version=4))
+        for parity, (student, _) in enumerate(COPY_STUDENTS):
+            copied = {cell: copies[cell] for k, (answers, _) in enumerate(_exercises(course)) if k % 2 == parity
+                      for cell in answers if cell in copies}
+            course.submit(student, with_cells(correct, copied))
     result = course.autograde()
     assert result.returncode == 0, f"autograde failed:\n{result.stdout}\n{result.stderr}"
     course.feedback()
@@ -76,6 +86,41 @@ def test_notebook_has_tests_and_free_response(graded_course: CourseCopy):
     assert 3 <= len(tests) <= 6, f"expected 3-6 graded exercises, found {len(tests)}"
     assert free, "every chapter has at least one free-response question graded by hand"
     assert len(hidden) == len(tests), "every test cell has a hidden block"
+
+
+COPY_STUDENTS = [("copies_in_odd_exercises", 0), ("copies_in_even_exercises", 1)]
+
+
+def _exercises(course: CourseCopy) -> list[tuple[list[str], str]]:
+    return exercises(nbformat.read(course.source, as_version=4))
+
+
+def _needs_copies(course: CourseCopy) -> dict[str, str]:
+    copies = copy_submission_cells(course.assignment)
+    if not copies:
+        pytest.skip(f"{course.assignment} has no tests/copy_submissions/ folder yet")
+    return copies
+
+
+def test_every_exercise_has_a_copy_submission(graded_course: CourseCopy):
+    copies = _needs_copies(graded_course)
+    answer_cells = {cell for answers, _ in _exercises(graded_course) for cell in answers}
+    assert set(copies) <= answer_cells, f"copy files that name no answer cell: {sorted(set(copies) - answer_cells)}"
+    missing = [test for answers, test in _exercises(graded_course) if not set(answers) & set(copies)]
+    assert not missing, f"exercises without a copy submission: {missing}"
+
+
+@pytest.mark.parametrize("student, parity", COPY_STUDENTS)
+def test_a_copy_earns_nothing_and_costs_only_its_exercise(graded_course: CourseCopy, student: str, parity: int):
+    _needs_copies(graded_course)
+    scores = graded_course.scores(student)
+    for k, (_, test) in enumerate(_exercises(graded_course)):
+        score, max_score = scores[test]
+        if k % 2 == parity:
+            assert score == 0, f"{test}: a copy of the closest public code earned {score} of {max_score}"
+        else:
+            assert score == max_score, (f"{test}: a correct answer earned {score} of {max_score} beside copies "
+                                        "in other exercises: its grading depends on another exercise")
 
 
 @pytest.mark.parametrize("student", ["solution", "stub"])

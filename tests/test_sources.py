@@ -2,13 +2,15 @@
 
 Every source passes the lint (``coursetools/lint.py``), and the lint catches each mistake it
 names; the generated notebook follows its source and never overwrites a hand edit; the shared
-"How grading works" reaches every release with the time limit of ``nbgrader_config.py``.
+"How grading works" reaches every release with the time limit of ``nbgrader_config.py``; the
+numbers of every model answer are computed by the ```` ```python ```` blocks in it, which run here.
 """
 
 from __future__ import annotations
 
 import copy
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -123,3 +125,22 @@ def test_every_release_has_the_shared_rules(assignment: str):
 def test_releases_hold_only_notebooks():
     stray = [p for p in (REPO_ROOT / "notebooks").rglob("*") if p.is_file() and p.suffix != ".ipynb"]
     assert not stray, f"only released notebooks belong in notebooks/ (the .md sources hold solutions): {stray}"
+
+
+def model_answer_checks(assignment: str) -> list[tuple[str, str]]:
+    """(grade_id, code) of every ```python block in the assignment's hand-graded answers."""
+    nb = sources.read_text_source(sources.text_source(REPO_ROOT, assignment))
+    return [(c.metadata.nbgrader.grade_id, block) for c in nb.cells
+            if c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("solution")
+            for block in re.findall(r"```python\n(.*?)```", c.source, flags=re.DOTALL)]
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_model_answer_numbers_are_computed(assignment: str):
+    """A model answer's numbers come with the code that computes them and asserts they are the
+    ones the answer states (the block is instructor-only: the release replaces the answer)."""
+    for grade_id, code in model_answer_checks(assignment):
+        try:
+            exec(compile(code, f"<{assignment}:{grade_id}>", "exec"), {})
+        except AssertionError as error:
+            pytest.fail(f"{assignment}, model answer {grade_id!r}: {error}")
