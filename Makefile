@@ -9,7 +9,7 @@ PORT   ?= 8000
 export PATH := $(BIN):$(PATH)
 export PYTHONHASHSEED := 0
 
-.PHONY: book test release serve lock grade clean help
+.PHONY: book test release student serve lock grade clean help
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
@@ -30,6 +30,9 @@ release: $(STAMP)  ## lint solutions/*/*.md, then regenerate notebooks/ from the
 	$(BIN)/python -m coursetools.lint
 	$(BIN)/python -m coursetools.release
 
+student: release  ## build the student edition: dist/student/ and dist/student.zip
+	$(BIN)/python -m coursetools.student
+
 serve:  ## serve the built book on http://127.0.0.1:$(PORT)
 	@test -f _build/html/index.html || { echo "no book yet: run 'make book' first"; exit 1; }
 	$(PYTHON) -m http.server --bind 127.0.0.1 --directory _build/html $(PORT)
@@ -38,7 +41,7 @@ lock: $(STAMP)  ## re-pin constraints.txt from the current environment
 	{ sed -n '1,2p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable | sed 's/+cpu$$//' | sort -f; } > constraints.tmp && mv constraints.tmp constraints.txt
 
 clean:  ## remove the built book and grading outputs (keeps .venv)
-	rm -rf _build grading
+	rm -rf _build grading dist
 
 # --- grading a class (coursetools/cli.py; everything under grading/) -------------------------
 # make grade A=ch01_tokens [FROM=folder | ZIP=lms.zip] [ARGS="--force --student jdoe"]

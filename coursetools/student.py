@@ -1,0 +1,136 @@
+"""Build the student edition: what a student needs to do the exercises, and nothing an instructor keeps.
+
+``make student`` runs ``python -m coursetools.student`` and writes ``dist/student/`` and
+``dist/student.zip`` (one top folder, ``transformer-course-student/``). The edition holds
+
+* ``notebooks/``: the released exercise notebooks (nbgrader's stubs, no hidden tests);
+* ``transformer_lib/``: the library the notebooks import, and ``coursetools/checks.py``, the
+  checks the visible tests call (the only course tool a student needs);
+* ``pyproject.toml`` and ``constraints.txt``: the library's dependencies, pinned exactly as here;
+* ``README.md``: the two commands (set up the environment; open Jupyter) and how to submit.
+
+Nothing comes from ``solutions/``, ``tests/`` or the grading tools: the test suite searches the
+built edition for every secret line of every source notebook.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tomllib
+import zipfile
+from pathlib import Path
+
+from coursetools.release import REPO_ROOT
+
+TOP = "transformer-course-student"
+CHECKS_INIT = '"""What the exercise notebooks import from the course: the checks of their visible tests."""\n'
+
+README = """# The Transformer, built: exercises
+
+These are the exercise notebooks of the course *The Transformer, built*, one per chapter, with
+the small library they use. Read each chapter in the online book first; the exercise page there
+links the notebook you find here.
+
+## Set up (once)
+
+You need Python 3.10 or newer. In this folder:
+
+```bash
+python3 -m venv .venv && .venv/bin/python -m pip install -c constraints.txt -e ".[notebooks]"
+```
+
+(On Windows: `py -m venv .venv` then `.venv\\Scripts\\python -m pip install -c constraints.txt -e ".[notebooks]"`.)
+Everything is pinned in `constraints.txt`; PyTorch is the CPU build unless you already have another.
+
+## Work
+
+```bash
+.venv/bin/jupyter lab notebooks/
+```
+
+Open `notebooks/<chapter>/<chapter>.ipynb`. In each answer cell replace `raise NotImplementedError()`
+under `# YOUR CODE HERE` with your code, then run the test cell below it: the visible tests
+check a small worked example and say what is wrong. Hidden tests grade your submission more
+thoroughly. Do not edit the locked cells or reassign library functions, and write your own code
+rather than calling the library's version of what an exercise asks for (that earns no points).
+Before you submit: *Kernel → Restart & Run All*, and hand in the `.ipynb` file as your course
+says.
+
+`notebooks/` holds the exercises, `transformer_lib/` the course library (its code is part of
+what you learn from), `coursetools/checks.py` the checks the tests use.
+"""
+
+
+def _pyproject(course_root: Path) -> str:
+    """The edition's project file: this course's library and its dependencies, and Jupyter."""
+    project = tomllib.loads((course_root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    dependencies = ",\n".join(f'    "{d}"' for d in project["dependencies"])
+    return f"""[build-system]
+requires = ["setuptools>=77"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "transformer-course-student"
+version = "{project['version']}"
+description = "Exercises of the course The Transformer, built, and its library."
+requires-python = "{project['requires-python']}"
+license = "{project['license']}"
+dependencies = [
+{dependencies},
+]
+
+[project.optional-dependencies]
+notebooks = ["jupyterlab"]
+
+[tool.setuptools.packages.find]
+include = ["transformer_lib*", "coursetools*"]
+"""
+
+
+def _copy_tree(source: Path, target: Path, patterns: tuple[str, ...]) -> None:
+    for path in sorted(p for pattern in patterns for p in source.rglob(pattern)):
+        if "__pycache__" in path.parts or ".ipynb_checkpoints" in path.parts:
+            continue
+        destination = target / path.relative_to(source)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, destination)
+
+
+def build(course_root: Path = REPO_ROOT, dist: Path | None = None) -> tuple[Path, Path]:
+    """Write ``dist/student/`` and ``dist/student.zip`` (replacing earlier ones); return both."""
+    dist = dist or course_root / "dist"
+    edition = dist / "student"
+    if edition.exists():
+        shutil.rmtree(edition)
+    edition.mkdir(parents=True)
+    _copy_tree(course_root / "notebooks", edition / "notebooks", ("*.ipynb",))
+    _copy_tree(course_root / "transformer_lib", edition / "transformer_lib", ("*.py",))
+    (edition / "coursetools").mkdir()
+    shutil.copy2(course_root / "coursetools" / "checks.py", edition / "coursetools" / "checks.py")
+    (edition / "coursetools" / "__init__.py").write_text(CHECKS_INIT, encoding="utf-8")
+    shutil.copy2(course_root / "constraints.txt", edition / "constraints.txt")
+    shutil.copy2(course_root / "LICENSE", edition / "LICENSE")
+    (edition / "pyproject.toml").write_text(_pyproject(course_root), encoding="utf-8")
+    (edition / "README.md").write_text(README, encoding="utf-8")
+
+    archive = dist / "student.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as handle:
+        for path in sorted(edition.rglob("*")):
+            if path.is_file():
+                handle.write(path, Path(TOP) / path.relative_to(edition))
+    return edition, archive
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dist", type=Path, default=REPO_ROOT / "dist", help="output folder (default: dist/)")
+    args = parser.parse_args(argv)
+    edition, archive = build(dist=args.dist)
+    files = sum(1 for p in edition.rglob("*") if p.is_file())
+    print(f"wrote {edition} ({files} files) and {archive} ({archive.stat().st_size / 1024:.0f} KiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
