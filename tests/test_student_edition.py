@@ -1,7 +1,8 @@
 """The student edition (``make student``): all a student needs, nothing an instructor keeps.
 
 The zip is built and unpacked; every secret line of every source notebook (solution bodies,
-hidden tests, instructor notes, model answers) is searched for in every file of it; and in a
+hidden tests, instructor notes, model answers; lines that the library or the visible cells also
+hold are public) is searched for among the lines of every file of it; and in a
 fresh virtual environment made from the edition alone, by the command its README gives, every
 released notebook runs up to its first exercise, and its visible tests fail only with the
 stubs' ``NotImplementedError``.
@@ -20,7 +21,7 @@ import pytest
 
 from coursetools import student
 from coursetools.release import assignments
-from course_helpers import MARKERS, public_lines, secret_lines, source_notebook
+from course_helpers import MARKERS, notebook_text, public_lines, secret_lines, source_notebook
 
 pytestmark = pytest.mark.slow
 ASSIGNMENTS = assignments()
@@ -65,10 +66,11 @@ def test_edition_has_no_secret_line(edition: Path):
     leaked = {}
     for path in edition.rglob("*"):
         if path.is_file():
-            text = path.read_text(encoding="utf-8")
-            found = [line for line in secrets if line in text] + [m for m in MARKERS if m in text]
+            text = notebook_text(path) if path.suffix == ".ipynb" else path.read_text(encoding="utf-8")
+            found = sorted(secrets & {line.strip() for line in text.splitlines()})
+            found += [marker for marker in MARKERS if marker in text]
             if found:
-                leaked[str(path.relative_to(edition))] = sorted(found)[:5]
+                leaked[str(path.relative_to(edition))] = found[:5]
     assert not leaked, f"the student edition holds instructor-only lines: {leaked}"
 
 
