@@ -50,6 +50,9 @@ def release(assignment: str, course_root: Path = REPO_ROOT) -> Path:
     known = assignments(course_root)
     if assignment not in known:
         raise ValueError(f"unknown assignment {assignment!r}; expected one of {known}")
+    if sources.canonicalise(course_root, assignment):
+        print(f"{sources.text_source(course_root, assignment).relative_to(course_root)}: "
+              "metadata written in Jupytext's order (the order a save in Jupyter gives)")
     sources.build_notebook(course_root, assignment)
     run_nbgrader(["generate_assignment", assignment, "--force", "--no-db"], course_root)
     return course_root / "notebooks" / assignment

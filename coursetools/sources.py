@@ -65,6 +65,23 @@ def cell_contents(nb: NotebookNode) -> list[tuple[str, str, dict]]:
     return [(c.cell_type, c.source, dict(c.metadata)) for c in nb.cells]
 
 
+def canonical_text(text: str) -> str:
+    """``text`` as Jupytext writes it when Jupyter saves the pair (metadata keys sorted, as
+    nbformat writes them), so that the first save of a source in Jupyter changes no line."""
+    nb = nbformat.reads(nbformat.writes(jupytext.reads(text, fmt=TEXT_FORMAT)), as_version=4)
+    return jupytext.writes(nb, fmt=TEXT_FORMAT)
+
+
+def canonicalise(course_root: Path, assignment: str) -> bool:
+    """Rewrite a source in :func:`canonical_text` form; return whether it changed."""
+    path = text_source(course_root, assignment)
+    text = path.read_text(encoding="utf-8")
+    canonical = canonical_text(text)
+    if canonical != text:
+        path.write_text(canonical, encoding="utf-8")
+    return canonical != text
+
+
 class EditedNotebookError(RuntimeError):
     """A generated notebook was edited by hand, without Jupytext, after its source."""
 

@@ -36,6 +36,12 @@ def test_source_passes_the_lint(assignment: str):
     assert lint(assignment) == []
 
 
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_source_is_written_as_jupyter_would_save_it(assignment: str):
+    text = sources.text_source(REPO_ROOT, assignment).read_text(encoding="utf-8")
+    assert sources.canonical_text(text) == text, "run `make release` (it writes the source in Jupytext's order)"
+
+
 @pytest.fixture(scope="module")
 def clean() -> nbformat.NotebookNode:
     return sources.read_text_source(sources.text_source(REPO_ROOT, "ch01_tokens"))
