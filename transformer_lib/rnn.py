@@ -8,6 +8,9 @@
 Both decoders run one step at a time: the step computes the context from the decoder state, feeds
 ``[embedding of the previous token; context]`` to a GRU cell, and predicts from ``[state; context]``.
 The two models differ only in where the context comes from. Sequences are right-padded with ``pad_id``.
+Both keep the encoder-decoder protocol (``encode``, ``decode``), so :mod:`transformer_lib.decoding`
+decodes them greedily, by sampling or with beam search; each decoding step reruns the decoder over
+the prefix, as it does for the Transformer.
 """
 
 from __future__ import annotations

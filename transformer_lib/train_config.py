@@ -47,11 +47,11 @@ class TrainConfig:
     precision: str = knob("auto", "auto: bf16/fp16 on CUDA, fp32 elsewhere", choices=PRECISIONS)
     compile: bool = knob(False, "compile the model with torch.compile")
     seed: int = knob(0, "seed of dropout and data order (plus the process rank)")
-    eval_every: int = knob(0, "evaluate every N steps (0: only at the end)")
+    eval_every: int = knob(250, "evaluate every N steps, if there is validation data (0: only at the end)")
     target_metric: str | None = knob(None, "stop early once this validation metric reaches target_value")
     target_value: float | None = knob(None, "the value of target_metric that stops training")
     checkpoint_path: str | None = knob(None, "where checkpoints are written (none: nowhere)")
-    checkpoint_every: int = knob(0, "write a checkpoint every N steps (0: only at the end)")
+    checkpoint_every: int = knob(500, "write a checkpoint every N steps, if there is a path (0: only at the end)")
     progress: bool | None = knob(None, "show a progress bar (none: only when stderr is a terminal)")
 
     def __post_init__(self) -> None:
