@@ -191,7 +191,7 @@ def test_language_model_and_custom_loss():
     assert list(custom.metrics) == ["valid_loss"]
 
 
-def test_classifier_adapter():
+def test_classifier_objective():
     torch.manual_seed(0)
     src = torch.randint(4, 10, (64, 6))
     batches = [{"src": src[i:i + 16], "label": (src[i:i + 16, 0] > 6).long()} for i in range(0, 64, 16)]
