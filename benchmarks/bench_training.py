@@ -29,7 +29,10 @@ from torch import nn
 from transformer_lib.models import GPT, Transformer
 from transformer_lib.rnn import AttentionSeq2SeqRNN, Seq2SeqRNN
 from transformer_lib.tasks import Seq2SeqTask, date_task, reverse_task, text_task, toy_translation_task
-from transformer_lib.training import Seq2SeqAdapter, TrainConfig, Trainer, seed_everything, translation_scores
+from transformer_lib.objectives import LMObjective, Seq2SeqObjective, translation_scores
+from transformer_lib.runtime import seed_everything
+from transformer_lib.train_config import TrainConfig
+from transformer_lib.trainer import Trainer
 
 
 def n_params(model: nn.Module) -> int:
@@ -70,11 +73,11 @@ def seq2seq_run(model: nn.Module, task: Seq2SeqTask, seconds: float, seed: int, 
     config = TrainConfig(max_steps=max_steps, lr=lr, schedule=schedule, warmup_steps=100, eval_every=chunk, seed=seed,
                          progress=False,
                          target_metric=None if target is None else "exact_match", target_value=target)
-    trainer = Trainer(model, config, task.loader("train", batch_size, seed=seed), task.loader("valid", 100))
+    trainer = Trainer(model, Seq2SeqObjective(), config, task.loader("train", batch_size, seed=seed), task.loader("valid", 100))
     marks = train_within(trainer, seconds, chunk)
     exact = dict(zip(trainer.history.eval_steps, trainer.history.metrics["exact_match"]))
     to_99 = next(((step, t) for step, t in marks if exact.get(step, 0.0) >= 0.99), None)
-    return Run(translation_scores(trainer.module, task, "test"), marks[-1][1], trainer.step, to_99)
+    return Run(translation_scores(trainer.model, task, "test"), marks[-1][1], trainer.step, to_99)
 
 
 def rnn_of_size(cls: type, task: Seq2SeqTask, budget: int) -> nn.Module:
@@ -109,14 +112,14 @@ class TorchTransformer(nn.Module):
 
 def throughput(model: nn.Module, batches: list[dict], rounds: int) -> float:
     """Target tokens per second of full training steps (forward, backward, AdamW) on ``batches``."""
-    adapter, optimizer = Seq2SeqAdapter(), torch.optim.AdamW(model.parameters(), lr=1e-4)
+    objective, optimizer = Seq2SeqObjective(), torch.optim.AdamW(model.parameters(), lr=1e-4)
     model.train()
     best = 0.0
     for _ in range(rounds):
         start, tokens = time.perf_counter(), 0
         for batch in batches:
             optimizer.zero_grad()
-            adapter.loss(model, batch).backward()
+            objective.loss(model, batch).backward()
             optimizer.step()
             tokens += int((batch["tgt"][:, 1:] != 0).sum())
         best = max(best, tokens / (time.perf_counter() - start))
@@ -170,7 +173,7 @@ def gpt(seed: int, scale: float) -> list[Row]:
     steps = int(600 * scale)
     config = TrainConfig(max_steps=steps, lr=2e-3, schedule="cosine", warmup_steps=max(1, steps // 10),
                          weight_decay=0.1, seed=seed, progress=False)
-    trainer = Trainer(model, config, text.loader("train", 32, seed=seed), text.loader("valid", 64), "lm")
+    trainer = Trainer(model, LMObjective(), config, text.loader("train", 32, seed=seed), text.loader("valid", 64))
     history = trainer.fit()
     return [(f"GPT on stdlib source ({n_params(model) / 1e3:.0f}k params, chars)", f"{steps} steps of 32x64",
              f"valid loss {history.last('valid_loss'):.3f} nats/char (uniform {math.log(len(text.vocab)):.2f})",

@@ -8,9 +8,9 @@ from transformer_lib.attention import (
     AdditiveAttention,
     causal_mask,
     masked_softmax,
-    padding_mask,
     scaled_dot_product_attention,
 )
+from transformer_lib.tokens import lengths_to_mask
 
 
 def qkv(B=2, h=3, T=4, S=5, d_k=6, d_v=7, dtype=torch.float64, requires_grad=False):
@@ -19,12 +19,8 @@ def qkv(B=2, h=3, T=4, S=5, d_k=6, d_v=7, dtype=torch.float64, requires_grad=Fal
     return [torch.randn(s, dtype=dtype, requires_grad=requires_grad) for s in shapes]
 
 
-def test_causal_and_padding_masks():
+def test_causal_mask():  # the padding mask is tokens.lengths_to_mask, tested with the tokens
     assert torch.equal(causal_mask(3), torch.tensor([[1, 0, 0], [1, 1, 0], [1, 1, 1]], dtype=torch.bool))
-    mask = padding_mask(torch.tensor([2, 0, 3]), max_len=4)
-    expected = torch.tensor([[1, 1, 0, 0], [0, 0, 0, 0], [1, 1, 1, 0]], dtype=torch.bool)
-    assert mask.dtype == torch.bool and torch.equal(mask, expected)
-    assert padding_mask(torch.tensor([1, 3])).shape == (2, 3)
 
 
 def test_masked_softmax_zero_where_masked_and_rows_sum_to_one():
@@ -49,7 +45,7 @@ def test_masked_softmax_fully_masked_row_is_zero_with_finite_gradient():
 @pytest.mark.parametrize("masking", ["none", "padding", "causal", "both"])
 def test_sdpa_matches_pytorch(need_weights, masking):
     q, k, v = qkv(T=5, S=5)
-    pad = padding_mask(torch.tensor([5, 3]))[:, None, None, :]
+    pad = lengths_to_mask(torch.tensor([5, 3]))[:, None, None, :]
     mask = {"none": None, "padding": pad, "causal": causal_mask(5), "both": pad & causal_mask(5)}[masking]
     out, weights = scaled_dot_product_attention(q, k, v, mask, need_weights=need_weights)
     torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=mask))
@@ -61,7 +57,7 @@ def test_sdpa_matches_pytorch(need_weights, masking):
 @pytest.mark.parametrize("need_weights", [True, False])
 def test_is_causal_equals_explicit_causal_mask(need_weights):
     q, k, v = qkv(T=5, S=5)
-    pad = padding_mask(torch.tensor([5, 2]))[:, None, None, :]
+    pad = lengths_to_mask(torch.tensor([5, 2]))[:, None, None, :]
     for mask in (None, pad):
         expected = mask & causal_mask(5) if mask is not None else causal_mask(5)
         out, _ = scaled_dot_product_attention(q, k, v, mask, need_weights=need_weights, is_causal=True)
@@ -125,7 +121,7 @@ def test_additive_attention_computes_bahdanau_score():
     torch.manual_seed(0)
     attention = AdditiveAttention(query_dim=3, key_dim=4, hidden_dim=5).double()
     query, keys, values = torch.randn(2, 3).double(), torch.randn(2, 6, 4).double(), torch.randn(2, 6, 7).double()
-    mask = padding_mask(torch.tensor([6, 2]))
+    mask = lengths_to_mask(torch.tensor([6, 2]))
     context, weights = attention(query, keys, values, mask)
     assert context.shape == (2, 7) and weights.shape == (2, 6)
     W_q, W_k, w_v = attention.query_proj.weight, attention.key_proj.weight, attention.score_proj.weight

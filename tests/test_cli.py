@@ -1,14 +1,18 @@
 """The CLI: trains, writes checkpoint + metrics JSON + loss PNG, resumes, explains every flag."""
 
+import dataclasses
 import json
 
 import pytest
 
-from transformer_lib.train import build_parser, main
+from transformer_lib import objectives
+from transformer_lib.decoding import beam_search
+from transformer_lib.train import SET_BY_THE_CLI, build_parser, main
+from transformer_lib.train_config import TrainConfig
 
 TINY = ["--task", "reverse", "--length", "4", "--n-symbols", "4", "--n-train", "64", "--n-valid", "16",
         "--n-test", "16", "--batch-size", "16", "--d-model", "16", "--heads", "2", "--layers", "1",
-        "--d-ff", "32", "--warmup", "2", "--eval-every", "2"]
+        "--d-ff", "32", "--warmup-steps", "2", "--eval-every", "2"]
 
 
 def _history(out):
@@ -17,7 +21,7 @@ def _history(out):
 
 def test_trains_and_writes_checkpoint_metrics_and_plot(tmp_path, capsys):
     out = tmp_path / "run"
-    assert main([*TINY, "--steps", "3", "--out", str(out), "--device", "auto"]) == 0
+    assert main([*TINY, "--max-steps", "3", "--out", str(out), "--device", "auto"]) == 0
     printed = capsys.readouterr().out
     assert "step      2  valid_loss" in printed and "test exact_match" in printed
     assert {p.name for p in out.iterdir()} >= {"checkpoint.pt", "metrics.json", "loss.png"}
@@ -27,16 +31,37 @@ def test_trains_and_writes_checkpoint_metrics_and_plot(tmp_path, capsys):
 
 
 def test_resume_continues_the_run(tmp_path):
-    main([*TINY, "--steps", "4", "--out", str(tmp_path / "whole"), "--quiet"])
-    main([*TINY, "--steps", "2", "--out", str(tmp_path / "part"), "--quiet"])
-    main([*TINY, "--steps", "4", "--out", str(tmp_path / "part"), "--quiet", "--resume"])
+    main([*TINY, "--max-steps", "4", "--out", str(tmp_path / "whole"), "--quiet"])
+    main([*TINY, "--max-steps", "2", "--out", str(tmp_path / "part"), "--quiet"])
+    main([*TINY, "--max-steps", "4", "--out", str(tmp_path / "part"), "--quiet", "--resume"])
     assert _history(tmp_path / "part")["loss"] == _history(tmp_path / "whole")["loss"]
 
 
-def test_beam_search_scores_the_test_split(tmp_path, capsys):
-    main([*TINY, "--steps", "3", "--out", str(tmp_path), "--quiet", "--beam-size", "3", "--length-penalty", "1.0"])
+@pytest.mark.parametrize("model", ["transformer", "rnn"])
+def test_beam_search_scores_the_test_split(tmp_path, monkeypatch, model):
+    calls = []
+
+    def recording_beam_search(*args, **kwargs):
+        calls.append((kwargs["beam_size"], kwargs["alpha"]))
+        return beam_search(*args, **kwargs)
+
+    monkeypatch.setattr(objectives, "beam_search", recording_beam_search)
+    main([*TINY, "--model", model, "--max-steps", "3", "--out", str(tmp_path), "--quiet", "--beam-size", "3",
+          "--length-penalty", "1.0"])
     report = json.loads((tmp_path / "metrics.json").read_text())
-    assert report["args"]["beam_size"] == 3 and set(report["test"]) == {"exact_match", "token_accuracy", "bleu"}
+    assert calls and set(calls) == {(3, 1.0)}  # every test batch was decoded by beam search, as asked
+    assert set(report["test"]) == {"exact_match", "token_accuracy", "bleu"}
+
+
+def test_training_flags_are_the_config_fields():
+    parser = build_parser()
+    defaults = parser.parse_args([])
+    helps = {a.dest: a.help for a in parser._actions}
+    for knob in dataclasses.fields(TrainConfig):
+        if knob.name not in SET_BY_THE_CLI:
+            assert getattr(defaults, knob.name) == knob.default and helps[knob.name] == knob.metadata["help"]
+    args = parser.parse_args(["--grad-clip", "none", "--betas", "0.8", "0.9", "--compile", "--target-value", "0.5"])
+    assert args.grad_clip is None and args.betas == [0.8, 0.9] and args.compile and args.target_value == 0.5
 
 
 def test_help_explains_every_flag():
@@ -54,8 +79,6 @@ def test_bad_arguments(tmp_path, capsys):
         main([*TINY, "--model", "gpt", "--out", str(tmp_path)])
     with pytest.raises(ValueError, match="lr must be > 0, got -1.0"):
         main([*TINY, "--lr", "-1", "--out", str(tmp_path)])
-    with pytest.raises(ValueError, match="--beam-size 2 needs --model transformer .*, got --model rnn"):
-        main([*TINY, "--model", "rnn", "--beam-size", "2", "--out", str(tmp_path)])
     with pytest.raises(ValueError, match="--beam-size must be >= 1 \\(1 is greedy\\), got 0"):
         main([*TINY, "--beam-size", "0", "--out", str(tmp_path)])
     with pytest.raises(FileNotFoundError, match="no checkpoint"):

@@ -11,10 +11,12 @@ from transformer_lib.data import (
     python_source_corpus,
 )
 from transformer_lib.tasks import reverse_task
+from transformer_lib.tokens import BOS, EOS, PAD, Vocab
 
 
 def test_special_ids_follow_the_vocabulary():
-    assert (PAD_ID, BOS_ID, EOS_ID) == (0, 1, 2)
+    vocab = Vocab.build([list("abc")])
+    assert (PAD_ID, BOS_ID, EOS_ID) == tuple(vocab.token_to_id(t) for t in (PAD, BOS, EOS))
 
 
 def test_collate_pads_and_wraps_targets():

@@ -4,7 +4,10 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_lib.decoding import beam_search, filter_logits, greedy_decode, length_penalty, sample_decode
+from library_helpers import TinyEncDec
+
+from transformer_lib.decoding import (beam_search, filter_logits, greedy_decode, length_penalty, sample_decode,
+                                      sample_next_token)
 
 BOS, EOS, PAD = 1, 2, 0
 
@@ -27,32 +30,6 @@ class Scripted(nn.Module):
 def rows(*lengths):
     """A source batch asking :class:`Scripted` for these output lengths."""
     return torch.tensor(lengths)[:, None].repeat(1, 3)
-
-
-class TinyEncDec(nn.Module):
-    """A small causal encoder-decoder: mean-pooled source plus a GRU over the prefix.
-
-    Keeps the encoder-decoder protocol; the training tests use it too.
-    """
-
-    def __init__(self, n_vocab=11, d=16, dropout=0.0):
-        super().__init__()
-        self.emb = nn.Embedding(n_vocab, d)
-        self.rnn = nn.GRU(d, d, batch_first=True)
-        self.drop = nn.Dropout(dropout)
-        self.out = nn.Linear(d, n_vocab)
-        with torch.no_grad():
-            self.out.bias[[PAD, BOS]] = -1e4  # a trained model never says these
-
-    def encode(self, src):
-        return self.emb(src).mean(dim=1, keepdim=True)  # (B, 1, d)
-
-    def decode(self, tgt, memory, src):
-        hidden, _ = self.rnn(self.drop(self.emb(tgt) + memory))
-        return self.out(hidden)
-
-    def forward(self, src, tgt):
-        return self.decode(tgt, self.encode(src), src)
 
 
 def test_greedy_stops_at_eos_and_pads():
@@ -108,6 +85,15 @@ def test_filter_logits_top_k_and_top_p():
     assert torch.isinf(filter_logits(logits, top_k=2)).tolist() == [[False, False, True, True]]
     assert torch.isinf(filter_logits(logits, top_p=0.7)).tolist() == [[False, False, True, True]]
     assert torch.isinf(filter_logits(logits, top_p=0.1)).tolist() == [[False, True, True, True]]
+
+
+def test_sample_next_token_respects_top_k_top_p_and_greedy():
+    logits = torch.tensor([[0.0, 5.0, 1.0, 4.0]]).expand(200, 4)
+    assert torch.equal(sample_next_token(logits, temperature=0), torch.ones(200, 1, dtype=torch.long))
+    tokens = sample_next_token(logits, top_k=2, generator=torch.Generator().manual_seed(0))
+    assert set(tokens.flatten().tolist()) == {1, 3}
+    nucleus = sample_next_token(logits, top_p=0.5, generator=torch.Generator().manual_seed(0))
+    assert set(nucleus.flatten().tolist()) == {1}
 
 
 def test_sampling_is_seeded_and_temperature_checked():

@@ -11,7 +11,10 @@ WORKER = """
 import sys, torch
 from transformer_lib.models import Transformer
 from transformer_lib.tasks import reverse_task
-from transformer_lib.training import TrainConfig, Trainer, setup_distributed
+from transformer_lib.objectives import Seq2SeqObjective
+from transformer_lib.runtime import setup_distributed
+from transformer_lib.train_config import TrainConfig
+from transformer_lib.trainer import Trainer
 
 rank, world = setup_distributed()
 task = reverse_task(n_train=64, n_valid=8, n_test=8, length=4, n_symbols=5)
@@ -19,9 +22,9 @@ torch.manual_seed(100 + rank)  # different weights on each rank: DDP must start 
 n = len(task.vocab)
 model = Transformer(n, n, d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=32)
 start = {k: v.clone() for k, v in model.state_dict().items()}
-config = TrainConfig(max_steps=4, lr=1e-2, warmup_steps=1, device="cpu", progress=False,
+config = TrainConfig(max_steps=4, lr=1e-2, schedule="inverse_sqrt", warmup_steps=1, device="cpu", progress=False,
                      checkpoint_path=sys.argv[1] + "/ckpt.pt")
-trainer = Trainer(model, config, task.loader("train", 8), task.loader("valid", 4))
+trainer = Trainer(model, Seq2SeqObjective(), config, task.loader("train", 8), task.loader("valid", 4))
 history = trainer.fit()
 shard = [i for batch in task.loader("train", 8).batch_sampler for i in batch]
 torch.save({"weights": model.state_dict(), "start": start, "loss": history.loss, "world": world,

@@ -4,8 +4,9 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_lib.attention import causal_mask, padding_mask
+from transformer_lib.attention import causal_mask
 from transformer_lib.layers import Decoder, DecoderLayer, Encoder, EncoderLayer, PositionwiseFeedForward
+from transformer_lib.tokens import lengths_to_mask
 
 D, H, D_FF = 8, 2, 16
 
@@ -25,7 +26,7 @@ def test_encoder_layer_equals_pytorch(norm_first, activation):
     theirs = randomise(nn.TransformerEncoderLayer(D, H, D_FF, dropout=0.0, activation=activation, batch_first=True, norm_first=norm_first))
     ours = EncoderLayer.from_torch(theirs)
     x = torch.randn(3, 5, D, dtype=torch.float64, requires_grad=True)
-    real = padding_mask(torch.tensor([5, 4, 2]))
+    real = lengths_to_mask(torch.tensor([5, 4, 2]))
     for need_weights in (False, True):
         out = ours(x, real[:, None, None, :] & causal_mask(5), need_weights=need_weights)
         ref = theirs(x, src_mask=~causal_mask(5), src_key_padding_mask=~real)
@@ -42,7 +43,7 @@ def test_decoder_layer_equals_pytorch(norm_first, activation):
     ours = DecoderLayer.from_torch(theirs)
     x = torch.randn(2, 4, D, dtype=torch.float64, requires_grad=True)
     memory = torch.randn(2, 6, D, dtype=torch.float64, requires_grad=True)
-    tgt_real, src_real = padding_mask(torch.tensor([4, 3])), padding_mask(torch.tensor([6, 2]))
+    tgt_real, src_real = lengths_to_mask(torch.tensor([4, 3])), lengths_to_mask(torch.tensor([6, 2]))
     out = ours(x, memory, tgt_real[:, None, None, :] & causal_mask(4), src_real[:, None, None, :], need_weights=True)
     ref = theirs(x, memory, tgt_mask=~causal_mask(4), tgt_key_padding_mask=~tgt_real, memory_key_padding_mask=~src_real)
     torch.testing.assert_close(out, ref)
@@ -90,7 +91,7 @@ def test_decoder_future_and_padding_change_nothing_earlier(norm_first):
     _, decoder = stacks(norm_first)
     x = torch.randn(2, 5, D, dtype=torch.float64)
     memory = torch.randn(2, 4, D, dtype=torch.float64)
-    memory_real = padding_mask(torch.tensor([4, 2]))[:, None, None, :]
+    memory_real = lengths_to_mask(torch.tensor([4, 2]))[:, None, None, :]
     out = decoder(x, memory, memory_mask=memory_real, is_causal=True)
     changed_x, changed_memory = x.clone(), memory.clone()
     changed_x[:, 3:] = torch.randn(2, 2, D, dtype=torch.float64)
@@ -103,7 +104,7 @@ def test_decoder_future_and_padding_change_nothing_earlier(norm_first):
 def test_encoder_padding_changes_no_real_position_and_full_padding_is_finite():
     encoder, _ = stacks(norm_first=False)
     x = torch.randn(2, 5, D, dtype=torch.float64)
-    real = padding_mask(torch.tensor([3, 0]), max_len=5)[:, None, None, :]
+    real = lengths_to_mask(torch.tensor([3, 0]), max_len=5)[:, None, None, :]
     out = encoder(x, real)
     changed = x.clone()
     changed[0, 3:] = torch.randn(2, D, dtype=torch.float64)

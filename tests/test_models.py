@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from transformer_lib.models import GPT, Transformer, TransformerClassifier, sample_next_token
+from transformer_lib.models import GPT, Transformer, TransformerClassifier
 
 V, D, H, PAD = 11, 8, 2, 0
 
@@ -113,13 +113,6 @@ def test_gpt_generate_with_cache_gives_the_same_tokens():
     assert torch.equal(cached, uncached)
     sampled = [model.generate(prompt, 5, top_k=3, use_cache=c, generator=torch.Generator().manual_seed(1)) for c in (True, False)]
     assert torch.equal(*sampled)
-
-
-def test_sample_next_token_respects_top_k_and_greedy():
-    logits = torch.tensor([[0.0, 5.0, 1.0, 4.0]]).expand(200, 4)
-    assert torch.equal(sample_next_token(logits, temperature=0), torch.ones(200, 1, dtype=torch.long))
-    tokens = sample_next_token(logits, top_k=2, generator=torch.Generator().manual_seed(0))
-    assert set(tokens.flatten().tolist()) == {1, 3}
 
 
 @pytest.mark.parametrize("positional", ["sinusoidal", "learned"])

@@ -4,8 +4,9 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_lib.attention import causal_mask, padding_mask
+from transformer_lib.attention import causal_mask
 from transformer_lib.multihead import KVCache, MultiHeadAttention
+from transformer_lib.tokens import lengths_to_mask
 
 D, H = 8, 2
 
@@ -24,7 +25,7 @@ def twins(bias=True):
 def test_self_attention_equals_pytorch_with_padding_and_causal_masks(bias, need_weights):
     ours, theirs = twins(bias)
     x = torch.randn(3, 5, D, dtype=torch.float64, requires_grad=True)
-    real = padding_mask(torch.tensor([5, 3, 1]))  # (B, S), True at real tokens
+    real = lengths_to_mask(torch.tensor([5, 3, 1]))  # (B, S), True at real tokens
     mask = real[:, None, None, :] & causal_mask(5)
     out, weights = ours(x, x, x, mask, need_weights=need_weights)
     ref, ref_weights = theirs(
@@ -43,7 +44,7 @@ def test_cross_attention_equals_pytorch():
     ours, theirs = twins()
     query = torch.randn(2, 3, D, dtype=torch.float64)
     memory = torch.randn(2, 6, D, dtype=torch.float64)
-    real = padding_mask(torch.tensor([6, 4]))
+    real = lengths_to_mask(torch.tensor([6, 4]))
     out, weights = ours(query, memory, memory, real[:, None, None, :])
     ref, ref_weights = theirs(query, memory, memory, key_padding_mask=~real, average_attn_weights=False)
     torch.testing.assert_close(out, ref)
@@ -67,7 +68,7 @@ def test_is_causal_and_kv_cache_give_the_full_causal_result():
 def test_fully_padded_row_has_no_nan():
     ours, _ = twins()
     x = torch.randn(2, 4, D, dtype=torch.float64)
-    real = padding_mask(torch.tensor([4, 0]))[:, None, None, :]
+    real = lengths_to_mask(torch.tensor([4, 0]))[:, None, None, :]
     for need_weights in (True, False):
         out, _ = ours(x, x, x, real, need_weights=need_weights)
         assert torch.isfinite(out).all()

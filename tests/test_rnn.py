@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from transformer_lib.decoding import beam_search, greedy_decode
 from transformer_lib.rnn import AttentionSeq2SeqRNN, Seq2SeqRNN
 
 V, PAD, BOS, EOS = 9, 0, 1, 2
@@ -57,9 +58,9 @@ def test_attention_model_returns_alignment_that_ignores_padding():
 
 
 @pytest.mark.parametrize("cls", [Seq2SeqRNN, AttentionSeq2SeqRNN])
-def test_greedy_generate_agrees_with_teacher_forcing_and_stops(cls):
+def test_greedy_decoding_agrees_with_teacher_forcing_and_stops(cls):
     model = build(cls)
-    out = model.generate(SRC, max_len=5, bos_id=BOS, eos_id=EOS)
+    out = greedy_decode(model, SRC, max_len=5, bos_id=BOS, eos_id=EOS, pad_id=PAD)
     assert out.shape[0] == 3 and out.shape[1] <= 5
     tgt_in = torch.cat([torch.full((3, 1), BOS), out[:, :-1]], dim=1)
     expected = model(SRC, tgt_in).argmax(-1)
@@ -68,6 +69,15 @@ def test_greedy_generate_agrees_with_teacher_forcing_and_stops(cls):
         stop = row.index(EOS) + 1 if EOS in row else len(row)
         assert row[:stop] == expected[b, :stop].tolist()
         assert all(t == PAD for t in row[stop:])
+
+
+@pytest.mark.parametrize("cls", [Seq2SeqRNN, AttentionSeq2SeqRNN])
+def test_beam_search_copies_the_encoded_source(cls):
+    model = build(cls)
+    greedy = greedy_decode(model, SRC, max_len=5)
+    assert torch.equal(beam_search(model, SRC, max_len=5, beam_size=1), greedy)
+    wide = beam_search(model, SRC, max_len=5, beam_size=3)
+    assert wide.shape[0] == 3 and wide.shape[1] <= 5
 
 
 def test_bad_token_ids_raise():

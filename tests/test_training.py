@@ -7,24 +7,16 @@ import sys
 
 import pytest
 import torch
-from test_decoding import TinyEncDec
+from library_helpers import TinyEncDec
 from torch import nn
 
-from transformer_lib import training
+from transformer_lib import objectives
 from transformer_lib.decoding import beam_search
+from transformer_lib.objectives import ClassifierObjective, LMObjective, Seq2SeqObjective, translation_scores
+from transformer_lib.runtime import autocast_dtype, load_checkpoint, save_checkpoint, select_device
 from transformer_lib.tasks import copy_task, text_task
-from transformer_lib.training import (
-    History,
-    TrainConfig,
-    Trainer,
-    autocast_dtype,
-    fit,
-    load_checkpoint,
-    lr_factor,
-    save_checkpoint,
-    select_device,
-    weight_decay_groups,
-)
+from transformer_lib.train_config import TrainConfig, lr_factor
+from transformer_lib.trainer import History, Trainer, fit, weight_decay_groups
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +29,7 @@ def run(task, stop_at=None, resume_from=None, dropout=0.2, **fields):
     torch.manual_seed(0)
     model = TinyEncDec(n_vocab=len(task.vocab), dropout=dropout)
     config = TrainConfig(**{"max_steps": 12, "lr": 1e-2, "warmup_steps": 3, "progress": False, **fields})
-    trainer = Trainer(model, config, task.loader("train", 16), task.loader("valid", 8), "seq2seq")
+    trainer = Trainer(model, Seq2SeqObjective(), config, task.loader("train", 16), task.loader("valid", 8))
     if resume_from:
         trainer.resume(resume_from)
     return trainer, trainer.fit(stop_at=stop_at)
@@ -48,7 +40,6 @@ def run(task, stop_at=None, resume_from=None, dropout=0.2, **fields):
     ({"schedule": "linear"}, "schedule must be one of .*got 'linear'"),
     ({"max_steps": 0}, "max_steps must be an integer >= 1, got 0"),
     ({"accumulation_steps": 0}, "accumulation_steps must be an integer >= 1"),
-    ({"label_smoothing": 1.0}, r"label_smoothing must be in \[0, 1\)"),
     ({"target_metric": "exact_match"}, "must be given together"),
     ({"device": "gpu"}, "device must be 'auto' or a torch device.*got 'gpu'"),
     ({"precision": "fp8"}, "precision must be one of"),
@@ -58,14 +49,20 @@ def test_bad_config_raises_clear_errors(fields, message):
         TrainConfig(**fields)
 
 
+@pytest.mark.parametrize("objective", [Seq2SeqObjective, LMObjective, ClassifierObjective])
+def test_bad_label_smoothing_raises(objective):
+    with pytest.raises(ValueError, match=r"label_smoothing must be in \[0, 1\), got 1.0"):
+        objective(label_smoothing=1.0)
+
+
 def test_bad_trainer_arguments(task):
     model = TinyEncDec(n_vocab=len(task.vocab))
-    with pytest.raises(ValueError, match="unknown task type 'translate'"):
-        Trainer(model, TrainConfig(), task.loader("train", 16), task=(["translate"][0]))
+    with pytest.raises(TypeError, match="objective must have loss and evaluate methods, or be a loss function, got str"):
+        Trainer(model, "seq2seq", TrainConfig(), task.loader("train", 16))
     with pytest.raises(ValueError, match="needs a valid_loader"):
-        Trainer(model, TrainConfig(target_metric="exact_match", target_value=1.0), task.loader("train", 16))
+        Trainer(model, Seq2SeqObjective(), TrainConfig(target_metric="exact_match", target_value=1.0), task.loader("train", 16))
     with pytest.raises(TypeError, match="config must be a TrainConfig, got dict"):
-        Trainer(model, {"lr": 1e-3}, task.loader("train", 16))
+        Trainer(model, Seq2SeqObjective(), {"lr": 1e-3}, task.loader("train", 16))
 
 
 def test_device_selection_follows_cuda_then_mps_then_cpu(monkeypatch):
@@ -101,7 +98,7 @@ def test_cpu_bf16_autocast_trains(task):
 def test_compiled_model_trains_like_the_eager_one(task):
     eager, eager_history = run(task, max_steps=4, dropout=0.0)
     compiled, compiled_history = run(task, max_steps=4, dropout=0.0, compile=True)
-    assert compiled.model is not compiled.module  # the step calls the compiled wrapper, saves the bare model
+    assert compiled.wrapped_model is not compiled.model  # the step calls the compiled wrapper, saves the model
     assert set(compiled.state_dict()["model"]) == set(eager.state_dict()["model"])
     torch.testing.assert_close(compiled_history.loss, eager_history.loss, rtol=1e-4, atol=1e-5)
 
@@ -144,13 +141,13 @@ def test_resume_continues_exactly_as_an_uninterrupted_run(task, tmp_path):
 def test_checkpoint_holds_everything(task, tmp_path):
     trainer, _ = run(task, max_steps=2, checkpoint_path=str(tmp_path / "c.pt"))
     state = load_checkpoint(tmp_path / "c.pt")
-    assert {"model", "optimizer", "scheduler", "scaler", "rng", "step", "history", "config"} <= set(state)
+    assert {"model", "optimizer", "scaler", "rng", "step", "history", "config"} <= set(state)
     assert state["step"] == 2 and History(**state["history"]).loss == trainer.history.loss
 
 
 KILLED_WRITER = """
 import os, signal, sys, torch
-from transformer_lib.training import save_checkpoint
+from transformer_lib.runtime import save_checkpoint
 
 def torn_save(obj, f):
     f.write(b"half a checkpoint")
@@ -187,19 +184,20 @@ def test_language_model_and_custom_loss():
             return self.table(idx)
 
     config = TrainConfig(max_steps=60, lr=0.3, schedule="constant", warmup_steps=1, progress=False)
-    history = fit(Bigram(len(text.vocab)), text.loader("train", 8), text.loader("valid", 4), "lm", config)
+    history = fit(Bigram(len(text.vocab)), LMObjective(), text.loader("train", 8), text.loader("valid", 4), config)
     assert history.last("valid_loss") < 0.5 * math.log(len(text.vocab))
-    custom = fit(Bigram(len(text.vocab)), text.loader("train", 8), text.loader("valid", 4),
-                 lambda m, b: m(b["idx"]).logsumexp(-1).mean(), config, max_steps=2)
+    custom = fit(Bigram(len(text.vocab)), lambda m, b: m(b["idx"]).logsumexp(-1).mean(), text.loader("train", 8),
+                 text.loader("valid", 4), config, max_steps=2)
     assert list(custom.metrics) == ["valid_loss"]
 
 
-def test_classifier_adapter():
+def test_classifier_objective():
     torch.manual_seed(0)
     src = torch.randint(4, 10, (64, 6))
     batches = [{"src": src[i:i + 16], "label": (src[i:i + 16, 0] > 6).long()} for i in range(0, 64, 16)]
     model = nn.Sequential(nn.Embedding(10, 8), nn.Flatten(), nn.Linear(48, 2))
-    history = training.fit(model, batches, batches, "classify", max_steps=40, lr=0.05, warmup_steps=1, progress=False)
+    history = fit(model, ClassifierObjective(), batches, batches, max_steps=40, lr=0.05, schedule="inverse_sqrt",
+                  warmup_steps=1, progress=False)
     assert history.last("accuracy") > 0.9
 
 
@@ -212,8 +210,8 @@ def test_translation_scores_beam_search_uses_the_length_penalty(task, monkeypatc
         calls.append((kwargs["beam_size"], kwargs["alpha"]))
         return beam_search(*args, **kwargs)
 
-    monkeypatch.setattr(training, "beam_search", recording_beam_search)
-    greedy = training.translation_scores(model, task, "test")
+    monkeypatch.setattr(objectives, "beam_search", recording_beam_search)
+    greedy = translation_scores(model, task, "test")
     assert calls == [] and set(greedy) == {"exact_match", "token_accuracy", "bleu"}
-    beam = training.translation_scores(model, task, "test", beam_size=3, alpha=1.0)
+    beam = translation_scores(model, task, "test", beam_size=3, alpha=1.0)
     assert calls == [(3, 1.0)] and all(0.0 <= value <= 100.0 for value in beam.values())

@@ -5,7 +5,8 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
-from transformer_lib.training import History, TrainConfig
+from transformer_lib.train_config import TrainConfig, lr_factor
+from transformer_lib.trainer import History
 from transformer_lib.viz import (
     plot_attention,
     plot_attention_grid,
@@ -51,6 +52,8 @@ def test_history_and_schedule_curves(tmp_path):
     fig.savefig(tmp_path / "loss.png")
     with pytest.raises(ValueError, match="'bleu'"):
         plot_history(history, metrics=["bleu"])
-    schedule = plot_lr_schedule(TrainConfig(max_steps=400, warmup_steps=50, lr=1.0))
+    config = TrainConfig(max_steps=400, warmup_steps=50, lr=1.0)
+    schedule = plot_lr_schedule([config.lr * lr_factor(s, config) for s in range(1, 401)], config.warmup_steps)
     ys = schedule.axes[0].lines[0].get_ydata()
-    assert max(ys) == pytest.approx(1.0) and ys.argmax() == 49
+    assert max(ys) == pytest.approx(1.0) and ys.argmax() == 49 and len(schedule.axes[0].lines) == 2
+    assert len(plot_lr_schedule(history.lr).axes[0].lines[0].get_ydata()) == 10

@@ -12,22 +12,23 @@ from .tokens import (SPECIAL_TOKENS, Vocab, char_tokenize, frame_signal, lengths
                      pad_batch, patchify, word_tokenize)
 
 # --- chapters 2-10: model side (attention, multihead, positional, layers, models, rnn) ---
-from .attention import (AdditiveAttention, causal_mask, masked_softmax, padding_mask,
-                        scaled_dot_product_attention)
+from .attention import AdditiveAttention, causal_mask, masked_softmax, scaled_dot_product_attention
 from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer, PositionwiseFeedForward
 from .models import GPT, Transformer, TransformerClassifier
 from .multihead import KVCache, MultiHeadAttention
 from .positional import LearnedPositionalEmbedding, PositionalEncoding, sinusoidal_positional_encoding
 from .rnn import AttentionSeq2SeqRNN, Seq2SeqRNN
 
-# --- training side (data, tasks, training, decoding, metrics, viz) ---
+# --- training side (data, tasks, decoding, metrics, train_config, runtime, trainer, objectives, viz) ---
 from .data import BucketBatchSampler, collate_lm, collate_pairs, lm_loader, pair_loader, python_source_corpus
-from .decoding import beam_search, filter_logits, greedy_decode, length_penalty, sample_decode
+from .decoding import beam_search, filter_logits, greedy_decode, length_penalty, sample_decode, sample_next_token
 from .metrics import corpus_bleu, exact_match, token_accuracy
 from .tasks import (DATE_FORMATS, TASKS, Seq2SeqTask, TextTask, addition_task, copy_task, date_task, make_task,
                     reverse_task, sort_task, text_task, toy_translation_task)
-from .training import (ClassifierAdapter, History, LMAdapter, Seq2SeqAdapter, TrainConfig, Trainer, fit,
-                       load_checkpoint, lr_factor, save_checkpoint, select_device, translation_scores)
+from .train_config import TrainConfig, lr_factor
+from .runtime import load_checkpoint, save_checkpoint, seed_everything, select_device
+from .trainer import History, Trainer, fit
+from .objectives import ClassifierObjective, LMObjective, Seq2SeqObjective, translation_scores
 from .viz import plot_attention, plot_attention_grid, plot_history, plot_lr_schedule, plot_positional_encoding
 
 __version__ = "0.1.0"

@@ -8,7 +8,9 @@ the weighted average of the values. Two ways of scoring are built here:
 
 Masks are boolean and ``True`` means "may attend". A mask broadcasts to the scores, whose shape
 is ``(B, h, T, S)`` for multi-head attention (or any leading dimensions followed by ``(T, S)``).
-A query whose keys are all masked gets all-zero weights (and a zero output), never NaN.
+A query whose keys are all masked gets all-zero weights (and a zero output), never NaN. The
+padding mask of a batch is :func:`transformer_lib.tokens.lengths_to_mask`; index it as
+``mask[:, None, None, :]`` to hide padded keys from scores ``(B, h, T, S)``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ __all__ = [
     "masked_softmax",
     "scaled_dot_product_attention",
     "causal_mask",
-    "padding_mask",
     "AdditiveAttention",
 ]
 
@@ -130,18 +131,6 @@ def scaled_dot_product_attention(
 def causal_mask(size: int, device: torch.device | str | None = None) -> Tensor:
     """``(size, size)`` boolean mask, True on and below the diagonal: position t sees 0..t."""
     return torch.ones(size, size, dtype=torch.bool, device=device).tril()
-
-
-def padding_mask(lengths: Tensor, max_len: int | None = None) -> Tensor:
-    """``(B, max_len)`` boolean mask, True at the first ``lengths[b]`` (real) tokens of row b.
-
-    To mask keys in attention scores ``(B, h, T, S)``, index it as ``mask[:, None, None, :]``.
-    """
-    if lengths.dim() != 1:
-        raise ValueError(f"lengths must have shape (B,), got shape {tuple(lengths.shape)}")
-    if max_len is None:
-        max_len = int(lengths.max()) if lengths.numel() else 0
-    return torch.arange(max_len, device=lengths.device) < lengths[:, None]
 
 
 class AdditiveAttention(nn.Module):

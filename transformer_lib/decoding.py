@@ -2,8 +2,12 @@
 
 The functions work with any model that keeps the *encoder-decoder protocol*:
 
-* ``model.encode(src)`` with ``src`` ``(B, S)`` returns ``memory`` (anything batch-first);
+* ``model.encode(src)`` with ``src`` ``(B, S)`` returns ``memory`` (anything batch-first with a
+  ``repeat_interleave``: a tensor, or the recurrent models' ``EncodedSource``);
 * ``model.decode(tgt, memory, src)`` with ``tgt`` ``(B, T)`` returns logits ``(B, T, n_vocab)``.
+
+The Transformer and both recurrent encoder-decoders keep it. :func:`sample_next_token` draws one
+token from a row of logits; GPT's ``generate`` uses it too.
 
 Every function returns the generated ids ``(B, L)``, ``L <= max_len``, *without* the leading
 ``<bos>``: each row ends with ``<eos>`` (unless it ran out of ``max_len``) followed by
@@ -23,7 +27,7 @@ from torch import nn
 
 from transformer_lib.data import BOS_ID, EOS_ID, PAD_ID
 
-__all__ = ["greedy_decode", "sample_decode", "beam_search", "filter_logits", "length_penalty"]
+__all__ = ["greedy_decode", "sample_decode", "beam_search", "filter_logits", "sample_next_token", "length_penalty"]
 
 StepFn = Callable[[torch.Tensor], torch.Tensor]  # prefix (N, t) -> next-token logits (N, n_vocab)
 
@@ -96,6 +100,18 @@ def filter_logits(logits: torch.Tensor, top_k: int | None = None, top_p: float |
     return logits
 
 
+def sample_next_token(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
+                      generator: torch.Generator | None = None, *, top_p: float | None = None) -> torch.Tensor:
+    """``(B, n_vocab)`` logits -> ``(B, 1)`` ids drawn from ``softmax(logits / temperature)``.
+
+    Only the tokens that :func:`filter_logits` keeps can be drawn; ``temperature=0`` is greedy (argmax).
+    """
+    if temperature == 0:
+        return logits.argmax(dim=-1, keepdim=True)
+    probs = filter_logits(logits.float() / temperature, top_k, top_p).softmax(dim=-1)
+    return torch.multinomial(probs, 1, generator=generator)
+
+
 @torch.no_grad()
 def sample_decode(model: nn.Module, src: torch.Tensor, max_len: int, temperature: float = 1.0,
                   top_k: int | None = None, top_p: float | None = None,
@@ -109,8 +125,7 @@ def sample_decode(model: nn.Module, src: torch.Tensor, max_len: int, temperature
         raise ValueError(f"temperature must be > 0, got {temperature}")
 
     def choose(logits: torch.Tensor) -> torch.Tensor:
-        probs = filter_logits(logits.float() / temperature, top_k, top_p).softmax(dim=-1)
-        return torch.multinomial(probs, 1, generator=generator).squeeze(1)
+        return sample_next_token(logits, temperature, top_k, generator, top_p=top_p).squeeze(1)
 
     return _decode_loop(_step_fn(model, src), src.shape[0], src.device, max_len, choose, bos_id, eos_id, pad_id)
 

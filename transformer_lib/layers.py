@@ -13,7 +13,8 @@ By default the layers run the fused attention kernel and keep no attention weigh
 
 from __future__ import annotations
 
-from typing import Callable
+import copy
+from typing import Any, Callable
 
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -94,6 +95,7 @@ class EncoderLayer(nn.Module):
         norm_first: bool = False,
     ) -> None:
         super().__init__()
+        self.d_model, self.norm_first = d_model, norm_first
         self.self_attention = MultiHeadAttention(d_model, num_heads, dropout)
         self.self_attention_residual = Residual(d_model, dropout, norm_first)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout, activation)
@@ -164,18 +166,12 @@ class DecoderLayer(EncoderLayer):
 
     _torch_names = _TORCH_DECODER_NAMES
 
-    def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        d_ff: int,
-        dropout: float = 0.0,
-        activation: str = "relu",
-        norm_first: bool = False,
-    ) -> None:
-        super().__init__(d_model, num_heads, d_ff, dropout, activation, norm_first)
-        self.cross_attention = MultiHeadAttention(d_model, num_heads, dropout)
-        self.cross_attention_residual = Residual(d_model, dropout, norm_first)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """The arguments of :class:`EncoderLayer`; the cross-attention is built like the self-attention."""
+        super().__init__(*args, **kwargs)
+        attention = self.self_attention
+        self.cross_attention = MultiHeadAttention(attention.d_model, attention.num_heads, attention.dropout)
+        self.cross_attention_residual = copy.deepcopy(self.self_attention_residual)  # a fresh norm, same dropout
         self.cross_attention_weights: Tensor | None = None
 
     def forward(
@@ -218,21 +214,14 @@ class _LayerStack(nn.Module):
 
     layer_class: type[EncoderLayer]
 
-    def __init__(
-        self,
-        num_layers: int,
-        d_model: int,
-        num_heads: int,
-        d_ff: int,
-        dropout: float = 0.0,
-        activation: str = "relu",
-        norm_first: bool = False,
-    ) -> None:
+    def __init__(self, num_layers: int, *args: Any, **kwargs: Any) -> None:
+        """``num_layers`` layers, each built as ``layer_class(*args, **kwargs)``."""
         super().__init__()
-        self.layers = nn.ModuleList(
-            self.layer_class(d_model, num_heads, d_ff, dropout, activation, norm_first) for _ in range(num_layers)
-        )
-        self.norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
+        if num_layers < 1:
+            raise ValueError(f"num_layers must be >= 1, got {num_layers}")
+        self.layers = nn.ModuleList(self.layer_class(*args, **kwargs) for _ in range(num_layers))
+        first = self.layers[0]
+        self.norm = nn.LayerNorm(first.d_model) if first.norm_first else nn.Identity()
 
 
 class Encoder(_LayerStack):

@@ -17,23 +17,13 @@ import torch
 from torch import Tensor, nn
 
 from .attention import causal_mask
+from .decoding import sample_next_token
 from .layers import Decoder, Encoder
 from .multihead import KVCache
 from .positional import make_positional
+from .tokens import check_token_ids
 
-__all__ = ["check_token_ids", "InputEmbedding", "TransformerClassifier", "sample_next_token", "GPT", "Transformer"]
-
-
-def check_token_ids(tokens: Tensor, vocab_size: int, max_len: int | None = None, name: str = "tokens") -> None:
-    """Raise ``ValueError`` unless ``tokens`` is ``(B, length)`` integer ids in ``[0, vocab_size)``, length <= max_len."""
-    if tokens.dim() != 2 or tokens.is_floating_point() or tokens.is_complex():
-        raise ValueError(f"{name} must be integer token ids of shape (B, length), got {tokens.dtype} of shape {tuple(tokens.shape)}")
-    if max_len is not None and tokens.size(1) > max_len:
-        raise ValueError(f"{name} is too long: expected shape (B, length <= max_len={max_len}), got {tuple(tokens.shape)}")
-    if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab_size):
-        raise ValueError(
-            f"{name} must be ids in [0, n_vocab={vocab_size}), got values from {int(tokens.min())} to {int(tokens.max())}"
-        )
+__all__ = ["InputEmbedding", "TransformerClassifier", "GPT", "Transformer"]
 
 
 class InputEmbedding(nn.Module):
@@ -116,19 +106,6 @@ class TransformerClassifier(nn.Module):
         if return_attention:
             return logits, [layer.self_attention_weights for layer in self.encoder.layers]
         return logits
-
-
-def sample_next_token(
-    logits: Tensor, temperature: float = 1.0, top_k: int | None = None, generator: torch.Generator | None = None
-) -> Tensor:
-    """``(B, n_vocab)`` logits -> ``(B, 1)`` token ids; ``temperature=0`` is greedy (argmax)."""
-    if temperature == 0:
-        return logits.argmax(dim=-1, keepdim=True)
-    logits = logits / temperature
-    if top_k is not None:
-        kth_largest = torch.topk(logits, min(top_k, logits.size(-1))).values[:, -1:]
-        logits = logits.masked_fill(logits < kth_largest, float("-inf"))
-    return torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=generator)
 
 
 class GPT(nn.Module):

@@ -8,6 +8,9 @@
 Both decoders run one step at a time: the step computes the context from the decoder state, feeds
 ``[embedding of the previous token; context]`` to a GRU cell, and predicts from ``[state; context]``.
 The two models differ only in where the context comes from. Sequences are right-padded with ``pad_id``.
+Both keep the encoder-decoder protocol (``encode``, ``decode``), so :mod:`transformer_lib.decoding`
+decodes them greedily, by sampling or with beam search; each decoding step reruns the decoder over
+the prefix, as it does for the Transformer.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .attention import AdditiveAttention
-from .models import check_token_ids
+from .tokens import check_token_ids
 
 __all__ = ["EncodedSource", "Seq2SeqRNN", "AttentionSeq2SeqRNN"]
 
@@ -31,6 +34,10 @@ class EncodedSource(NamedTuple):
     final: Tensor  # (B, hidden_dim): the state after the last real token, the context vector
     mask: Tensor  # (B, S): True at real tokens
     keys: Tensor | None = None  # (B, S, hidden_dim): the states projected once for attention, or None
+
+    def repeat_interleave(self, repeats: int, dim: int = 0) -> EncodedSource:
+        """Each row ``repeats`` times in a row, as ``Tensor.repeat_interleave`` (beam search copies the memory so)."""
+        return EncodedSource(*(None if part is None else part.repeat_interleave(repeats, dim=dim) for part in self))
 
 
 class Seq2SeqRNN(nn.Module):
@@ -70,10 +77,9 @@ class Seq2SeqRNN(nn.Module):
         logits = self.output_proj(torch.cat([hidden, context], dim=-1))
         return logits, hidden, weights
 
-    def teacher_forced(self, src: Tensor, tgt_in: Tensor) -> tuple[Tensor, list[Tensor | None]]:
-        """Logits ``(B, T, n_vocab)`` for every step fed the true previous token, and each step's weights."""
+    def run_decoder(self, tgt_in: Tensor, source: EncodedSource) -> tuple[Tensor, list[Tensor | None]]:
+        """Logits ``(B, T, n_vocab)`` for every step fed the given previous token, and each step's weights."""
         check_token_ids(tgt_in, self.tgt_vocab_size, name="tgt_in")
-        source = self.encode(src)
         hidden, all_logits, all_weights = source.final, [], []
         for t in range(tgt_in.size(1)):
             logits, hidden, weights = self.decode_step(tgt_in[:, t], hidden, source)
@@ -81,26 +87,18 @@ class Seq2SeqRNN(nn.Module):
             all_weights.append(weights)
         return torch.stack(all_logits, dim=1), all_weights
 
+    def decode(self, tgt: Tensor, memory: EncodedSource, src: Tensor | None = None) -> Tensor:
+        """``(B, T)`` target ids (starting with BOS) and the encoded source -> logits ``(B, T, n_vocab)``.
+
+        The encoder-decoder protocol of :mod:`transformer_lib.decoding`, whose greedy, sampling and
+        beam-search decoders therefore work on this model too (``src`` is not needed: ``memory``
+        holds its mask).
+        """
+        return self.run_decoder(tgt, memory)[0]
+
     def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
         """``(B, S)`` source, ``(B, T)`` decoder input (BOS + target without its last token) -> ``(B, T, n_vocab)``."""
-        return self.teacher_forced(src, tgt_in)[0]
-
-    @torch.no_grad()
-    def generate(self, src: Tensor, max_len: int, bos_id: int, eos_id: int) -> Tensor:
-        """Greedy decoding: ``(B, S)`` source -> ``(B, <= max_len)`` tokens (no BOS, EOS kept, then pad)."""
-        source = self.encode(src)
-        hidden = source.final
-        token = torch.full((src.size(0),), bos_id, dtype=torch.long, device=src.device)
-        finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
-        output = []
-        for _ in range(max_len):
-            logits, hidden, _ = self.decode_step(token, hidden, source)
-            token = logits.argmax(dim=-1).masked_fill(finished, self.pad_id)
-            output.append(token)
-            finished |= token == eos_id
-            if finished.all():
-                break
-        return torch.stack(output, dim=1) if output else src.new_empty(src.size(0), 0)
+        return self.decode(tgt_in, self.encode(src))
 
 
 class AttentionSeq2SeqRNN(Seq2SeqRNN):
@@ -121,7 +119,7 @@ class AttentionSeq2SeqRNN(Seq2SeqRNN):
 
     def forward(self, src: Tensor, tgt_in: Tensor, return_attention: bool = False) -> Tensor | tuple[Tensor, Tensor]:
         """As ``Seq2SeqRNN.forward``; ``return_attention`` also gives the alignment ``(B, T, S)``."""
-        logits, weights = self.teacher_forced(src, tgt_in)
+        logits, weights = self.run_decoder(tgt_in, self.encode(src))
         if return_attention:
             return logits, torch.stack(weights, dim=1)
         return logits

@@ -7,8 +7,9 @@ audio frames). This module holds the small pieces that do that:
 * tokenizers: :func:`char_tokenize`, :func:`word_tokenize`;
 * :class:`Vocab`: tokens <-> ids, with four special tokens at fixed ids
   (``<pad>`` = 0, ``<bos>`` = 1, ``<eos>`` = 2, ``<unk>`` = 3);
-* batching: :func:`pad_batch` (ids ``(B, T)`` and lengths ``(B,)``) and
-  :func:`lengths_to_mask` (``(B, T)``, ``True`` at real tokens);
+* batching: :func:`pad_batch` (ids ``(B, T)`` and lengths ``(B,)``),
+  :func:`lengths_to_mask` (``(B, T)``, ``True`` at real tokens, the padding mask of attention) and
+  :func:`check_token_ids` (what every model calls on the ids it is given);
 * inputs as ``N`` vectors of size ``D``: :func:`one_hot_embed` (an embedding lookup written
   as a one-hot matrix product), :func:`patchify` (images) and :func:`frame_signal` (audio).
 """
@@ -262,6 +263,18 @@ def lengths_to_mask(lengths: torch.Tensor, max_len: int | None = None) -> torch.
         raise ValueError(f"a length of {longest} does not fit in max_len={width}")
     positions = torch.arange(width, device=lengths.device)  # (T,)
     return positions[None, :] < lengths[:, None]            # (1, T) < (B, 1) -> (B, T)
+
+
+def check_token_ids(tokens: torch.Tensor, vocab_size: int, max_len: int | None = None, name: str = "tokens") -> None:
+    """Raise ``ValueError`` unless ``tokens`` is ``(B, length)`` integer ids in ``[0, vocab_size)``, length <= max_len."""
+    if tokens.dim() != 2 or tokens.is_floating_point() or tokens.is_complex():
+        raise ValueError(f"{name} must be integer token ids of shape (B, length), got {tokens.dtype} of shape {tuple(tokens.shape)}")
+    if max_len is not None and tokens.size(1) > max_len:
+        raise ValueError(f"{name} is too long: expected shape (B, length <= max_len={max_len}), got {tuple(tokens.shape)}")
+    if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab_size):
+        raise ValueError(
+            f"{name} must be ids in [0, n_vocab={vocab_size}), got values from {int(tokens.min())} to {int(tokens.max())}"
+        )
 
 
 # --- the input as N vectors of size D -------------------------------------------------------

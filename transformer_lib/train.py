@@ -5,73 +5,89 @@
 writes ``runs/reverse/checkpoint.pt``, ``metrics.json`` (history, test scores, settings) and
 ``loss.png``. ``--resume`` continues from the checkpoint in ``--out``. Under
 ``torchrun --nproc_per_node=N -m transformer_lib.train ...`` it trains data-parallel.
-Run with ``--help`` for every flag.
+The training flags are the fields of :class:`~transformer_lib.train_config.TrainConfig`, with its
+defaults and help texts. Run with ``--help`` for every flag.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
-from collections.abc import Sequence
+import typing
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from torch import nn
 
 from transformer_lib.models import GPT, Transformer
+from transformer_lib.objectives import LMObjective, Seq2SeqObjective, translation_scores
 from transformer_lib.rnn import AttentionSeq2SeqRNN, Seq2SeqRNN
+from transformer_lib.runtime import seed_everything
 from transformer_lib.tasks import TASKS, Seq2SeqTask, TextTask, make_task
-from transformer_lib.training import PRECISIONS, SCHEDULES, TrainConfig, Trainer, seed_everything, translation_scores
+from transformer_lib.train_config import TrainConfig
+from transformer_lib.trainer import Trainer
 from transformer_lib.viz import plot_history
 
 MODELS = ("transformer", "attention_rnn", "rnn", "gpt")
+# TrainConfig fields that the CLI sets itself: the checkpoint goes to --out, --quiet hides the bar.
+SET_BY_THE_CLI = ("checkpoint_path", "progress")
+
+
+def _optional(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``parse``, except that ``none`` gives ``None``."""
+    return lambda text: None if text.lower() == "none" else parse(text)
+
+
+def add_config_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per :class:`TrainConfig` field (``max_steps`` -> ``--max-steps``), default and help from the field."""
+    group = parser.add_argument_group("training (TrainConfig)")
+    hints = typing.get_type_hints(TrainConfig)
+    for knob in dataclasses.fields(TrainConfig):
+        if knob.name in SET_BY_THE_CLI:
+            continue
+        kind, options = hints[knob.name], dict(knob.metadata)
+        if kind is bool:
+            options["action"] = argparse.BooleanOptionalAction
+        elif typing.get_origin(kind) is tuple:
+            options.update(type=float, nargs=len(typing.get_args(kind)), metavar=("B1", "B2"))
+        else:
+            parse = next(t for t in typing.get_args(kind) or (kind,) if t is not type(None))
+            options["type"] = _optional(parse) if type(None) in typing.get_args(kind) else parse
+        group.add_argument("--" + knob.name.replace("_", "-"), default=knob.default, **options)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The CLI's flags, each with its help text."""
+    """The CLI's flags, each with its help text; the training ones come from :class:`TrainConfig`."""
     p = argparse.ArgumentParser(prog="python -m transformer_lib.train", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     run = p.add_argument_group("run")
     run.add_argument("--task", choices=sorted(TASKS), default="reverse", help="what to learn (text: language modelling)")
     run.add_argument("--model", choices=MODELS, default="transformer",
                      help="architecture; gpt only for --task text, the others only for translation-style tasks")
-    run.add_argument("--device", default="auto", help="auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:1, mps")
     run.add_argument("--out", default=None, help="output folder (default runs/<task>)")
     run.add_argument("--resume", action="store_true", help="continue from <out>/checkpoint.pt")
-    run.add_argument("--seed", type=int, default=0, help="seed of the data, the weights and dropout")
     run.add_argument("--quiet", action="store_true", help="print nothing but the final scores")
     data = p.add_argument_group("data")
-    data.add_argument("--n-train", type=int, default=5000, help="training examples (translation-style tasks)")
-    data.add_argument("--n-valid", type=int, default=500, help="validation examples")
-    data.add_argument("--n-test", type=int, default=500, help="test examples")
+    data.add_argument("--n-train", type=int, default=10_000, help="training examples (translation-style tasks)")
+    data.add_argument("--n-valid", type=int, default=200, help="validation examples")
+    data.add_argument("--n-test", type=int, default=1000, help="test examples")
     data.add_argument("--length", type=int, default=16, help="sequence length of copy/reverse/sort")
     data.add_argument("--n-symbols", type=int, default=10, help="alphabet size of copy/reverse/sort")
     data.add_argument("--block-size", type=int, default=128, help="context length of --task text")
     data.add_argument("--batch-size", type=int, default=64, help="examples per batch (per process)")
-    model = p.add_argument_group("model")
+    model = p.add_argument_group("model and loss")
     model.add_argument("--d-model", type=int, default=64, help="model width (RNNs: hidden size)")
     model.add_argument("--heads", type=int, default=4, help="attention heads")
     model.add_argument("--layers", type=int, default=2, help="encoder and decoder layers each (gpt: blocks)")
     model.add_argument("--d-ff", type=int, default=256, help="feed-forward width")
-    model.add_argument("--dropout", type=float, default=0.1, help="dropout probability")
-    opt = p.add_argument_group("optimisation")
-    opt.add_argument("--steps", type=int, default=2000, help="optimiser steps")
-    opt.add_argument("--lr", type=float, default=1e-3, help="peak learning rate")
-    opt.add_argument("--schedule", choices=SCHEDULES, default="inverse_sqrt", help="learning-rate schedule after warm-up")
-    opt.add_argument("--warmup", type=int, default=200, help="warm-up steps")
-    opt.add_argument("--label-smoothing", type=float, default=0.0, help="label smoothing (the paper uses 0.1)")
-    opt.add_argument("--weight-decay", type=float, default=0.0, help="AdamW weight decay of weight matrices")
-    opt.add_argument("--grad-clip", type=float, default=1.0, help="clip the gradient norm to this (0: no clipping)")
-    opt.add_argument("--accumulation", type=int, default=1, help="batches per optimiser step")
-    opt.add_argument("--precision", choices=PRECISIONS, default="auto", help="auto: bf16/fp16 on CUDA, fp32 elsewhere")
-    opt.add_argument("--compile", action="store_true", help="compile the model with torch.compile")
-    opt.add_argument("--eval-every", type=int, default=250, help="evaluate every N steps (0: only at the end)")
-    opt.add_argument("--checkpoint-every", type=int, default=500, help="write the checkpoint every N steps")
-    opt.add_argument("--target", type=float, default=None,
-                     help="stop once the validation exact match (text: validation loss) reaches this")
+    model.add_argument("--dropout", type=float, default=0.0, help="dropout probability")
+    model.add_argument("--label-smoothing", type=float, default=0.0, help="label smoothing (the paper uses 0.1)")
+    add_config_flags(p)
     decoding = p.add_argument_group("test decoding (translation-style tasks)")
-    decoding.add_argument("--beam-size", type=int, default=1,
-                          help="1: greedy; more: beam search of that width (--model transformer only)")
+    decoding.add_argument("--beam-size", type=int, default=1, help="1: greedy; more: beam search of that width")
     decoding.add_argument("--length-penalty", type=float, default=0.6,
                           help="beam search's length penalty alpha (Wu et al. 2016; 0: none)")
     return p
@@ -106,25 +122,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.beam_size < 1:
         raise ValueError(f"--beam-size must be >= 1 (1 is greedy), got {args.beam_size}")
-    if args.beam_size > 1 and args.model != "transformer":
-        raise ValueError(f"--beam-size {args.beam_size} needs --model transformer (beam search calls its encode "
-                         f"and decode), got --model {args.model}; use --beam-size 1 for greedy decoding")
     out = Path(args.out or f"runs/{args.task}")
     text = args.task == "text"
-    target = None if args.target is None else ("valid_loss" if text else "exact_match")
-    config = TrainConfig(
-        max_steps=args.steps, lr=args.lr, schedule=args.schedule, warmup_steps=args.warmup,
-        weight_decay=args.weight_decay, grad_clip=args.grad_clip or None, accumulation_steps=args.accumulation,
-        label_smoothing=args.label_smoothing, device=args.device, precision=args.precision, compile=args.compile,
-        seed=args.seed, eval_every=args.eval_every, target_metric=target, target_value=args.target,
-        checkpoint_path=str(out / "checkpoint.pt"), checkpoint_every=args.checkpoint_every,
-        progress=False if args.quiet else None,
-    )
+    knobs = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if f.name not in SET_BY_THE_CLI}
+    knobs["betas"] = tuple(knobs["betas"])
+    if knobs["target_value"] is not None and knobs["target_metric"] is None:
+        knobs["target_metric"] = "valid_loss" if text else "exact_match"
+    config = TrainConfig(**knobs, checkpoint_path=str(out / "checkpoint.pt"), progress=False if args.quiet else None)
     seed_everything(args.seed)
     task = _task(args)
     model = build_model(args, task)
-    trainer = Trainer(model, config, task.loader("train", args.batch_size, seed=args.seed),
-                      task.loader("valid", args.batch_size), "lm" if text else "seq2seq")
+    objective = (LMObjective if text else Seq2SeqObjective)(label_smoothing=args.label_smoothing)
+    trainer = Trainer(model, objective, config, task.loader("train", args.batch_size, seed=args.seed),
+                      task.loader("valid", args.batch_size))
     say = (lambda *a: None) if args.quiet or not trainer.is_main else print
     if args.resume:
         trainer.resume(out / "checkpoint.pt")
@@ -133,10 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(f"{args.model} ({n_params:,} parameters) on {args.task}, device {trainer.device}, seed {args.seed}")
     history = trainer.fit(on_eval=lambda step, m: say(f"step {step:>6}  " + "  ".join(f"{k} {v:.4f}" for k, v in m.items())))
     if text:
-        test = trainer.adapter.evaluate(trainer.module.eval(), task.loader("test", args.batch_size), trainer.device)
+        test = objective.evaluate(trainer.model.eval(), task.loader("test", args.batch_size), trainer.device)
         test = {"test_loss": test["valid_loss"]}
     else:
-        test = translation_scores(trainer.module, task, "test", trainer.device, beam_size=args.beam_size,
+        test = translation_scores(trainer.model, task, "test", trainer.device, beam_size=args.beam_size,
                                   alpha=args.length_penalty)
     if trainer.is_main:
         report = {"test": test, "history": history.to_dict(), "args": vars(args), "parameters": n_params}

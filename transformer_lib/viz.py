@@ -14,7 +14,7 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from transformer_lib.training import History, TrainConfig, lr_factor
+from transformer_lib.trainer import History
 
 __all__ = [
     "plot_attention",
@@ -131,17 +131,20 @@ def plot_history(history: History, metrics: Sequence[str] | None = None) -> Figu
     return fig
 
 
-def plot_lr_schedule(config: TrainConfig, steps: int | None = None) -> Figure:
-    """The learning rate ``config.lr * lr_factor(step)`` over ``steps`` (default ``max_steps``)."""
-    steps = config.max_steps if steps is None else steps
-    xs = np.arange(1, steps + 1)
+def plot_lr_schedule(rates: Sequence[float], warmup_steps: int | None = None, title: str = "learning rate") -> Figure:
+    """The learning rate of steps ``1 .. len(rates)``, with the end of the warm-up marked if given.
+
+    ``rates`` is a run's ``history.lr``, or a schedule before any run:
+    ``[config.lr * lr_factor(step, config) for step in range(1, config.max_steps + 1)]``.
+    """
     fig = Figure(figsize=(5, 3))
     ax = fig.subplots()
-    ax.plot(xs, [config.lr * lr_factor(int(s), config) for s in xs])
-    ax.axvline(config.warmup_steps, color="grey", ls=":", label=f"warm-up = {config.warmup_steps}")
+    ax.plot(np.arange(1, len(rates) + 1), rates)
+    if warmup_steps is not None:
+        ax.axvline(warmup_steps, color="grey", ls=":", label=f"warm-up = {warmup_steps}")
+        ax.legend()
     ax.set_xlabel("step")
     ax.set_ylabel("learning rate")
-    ax.set_title(f"{config.schedule} schedule")
-    ax.legend()
+    ax.set_title(title)
     fig.tight_layout()
     return fig
