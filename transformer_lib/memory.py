@@ -3,7 +3,8 @@
 Python's ``tracemalloc`` does not see PyTorch's buffers, so ``PeakTensorMemory`` counts them at
 the source: a ``TorchDispatchMode`` sees every tensor each PyTorch operation creates, adds its
 bytes when it is created and subtracts them when it is freed, and records the peak. Views share
-the bytes of their base. A kernel's private scratch space stays invisible to it.
+the bytes of their base; views of tensors made before the measurement (the inputs) cost nothing.
+A kernel's private scratch space stays invisible to it.
 """
 
 from __future__ import annotations
@@ -34,11 +35,15 @@ class PeakTensorMemory(TorchDispatchMode):
             del self.owners[address]
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        produced = func(*args, **(kwargs or {}))
+        kwargs = kwargs or {}
+        produced = func(*args, **kwargs)
+        inputs = {t.untyped_storage().data_ptr() for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)}
         for tensor in tree_flatten(produced)[0]:
             if isinstance(tensor, torch.Tensor):
                 storage = tensor.untyped_storage()
                 address = storage.data_ptr()
+                if address in inputs and address not in self.owners:
+                    continue  # a view of (or an in-place change to) a tensor made before the mode
                 entry = self.owners.setdefault(address, [storage.nbytes(), 0])
                 if entry[1] == 0:
                     self.current += entry[0]
