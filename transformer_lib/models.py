@@ -202,8 +202,9 @@ class GPT(nn.Module):
         Each step samples from ``softmax(logits / temperature)`` restricted to the ``top_k`` most
         likely tokens and to the nucleus of probability ``top_p``; ``temperature=0`` picks the
         most likely token (greedy). With ``use_cache`` only the new token goes through the model,
-        its keys and values joining a per-layer ``KVCache``; the tokens are the same as without the cache. Once the context is longer
-        than ``max_len`` both ways see only its last ``max_len`` tokens (without a cache).
+        its keys and values joining a per-layer ``KVCache``; the tokens are the same as without
+        the cache. Once the context is longer than ``max_len`` both ways see only its last
+        ``max_len`` tokens (without a cache).
         Call ``model.eval()`` first to switch dropout off.
         """
         caches = [KVCache() for _ in self.blocks.layers] if use_cache else None
