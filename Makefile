@@ -17,7 +17,7 @@ help:  ## list the targets
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[course]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[course,peer]'
 	@touch $(STAMP)
 
 book: $(STAMP)  ## build the book into _build/html (warnings are errors)

@@ -11,13 +11,16 @@ Conventions kept by every module (see the book's notation page):
 from .tokens import (SPECIAL_TOKENS, Vocab, char_tokenize, frame_signal, lengths_to_mask, one_hot_embed,
                      pad_batch, patchify, word_tokenize)
 
-# --- chapters 2-10: model side (attention, multihead, positional, layers, models, rnn) ---
+# --- chapters 2-11: model side (attention, multihead, positional, layers, models, rnn, modern, rope, tiled) ---
 from .attention import AdditiveAttention, causal_mask, masked_softmax, scaled_dot_product_attention
 from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer, PositionwiseFeedForward
 from .models import GPT, Transformer, TransformerClassifier
+from .modern import GroupedQueryAttention, ModernBlock, ModernConfig, RMSNorm, SwiGLUFeedForward
 from .multihead import KVCache, MultiHeadAttention
 from .positional import LearnedPositionalEmbedding, PositionalEncoding, sinusoidal_positional_encoding
 from .rnn import AttentionSeq2SeqRNN, Seq2SeqRNN
+from .rope import RotaryEmbedding
+from .tiled import tiled_attention
 
 # --- training side (data, tasks, decoding, metrics, train_config, runtime, trainer, objectives, viz) ---
 from .data import BucketBatchSampler, collate_lm, collate_pairs, lm_loader, pair_loader, python_source_corpus

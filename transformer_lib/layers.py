@@ -29,12 +29,14 @@ ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {"relu": F.relu, "gelu": F.
 class PositionwiseFeedForward(nn.Module):
     """``FFN(x) = W_2 act(W_1 x + b_1) + b_2`` applied to every position alone (section 3.3)."""
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu") -> None:
+    def __init__(
+        self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu", bias: bool = True
+    ) -> None:
         super().__init__()
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
-        self.linear1 = nn.Linear(d_model, d_ff)
-        self.linear2 = nn.Linear(d_ff, d_model)
+        self.linear1 = nn.Linear(d_model, d_ff, bias=bias)
+        self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
         self.activation = ACTIVATIONS[activation]
         self.dropout = nn.Dropout(dropout)
 

@@ -19,6 +19,7 @@ from torch import Tensor, nn
 from .attention import causal_mask
 from .decoding import sample_next_token
 from .layers import Decoder, Encoder
+from .modern import ModernConfig, ModernDecoder
 from .multihead import KVCache
 from .positional import make_positional
 from .tokens import check_token_ids
@@ -113,6 +114,8 @@ class GPT(nn.Module):
 
     A block is an ``EncoderLayer`` run with a causal mask (no cross-attention: there is no encoder).
     The output layer shares its weights with the token embedding (Press and Wolf 2017).
+    ``config=ModernConfig(...)`` builds the blocks from ``modern.ModernBlock`` instead, with the
+    switches of chapter 11 (RoPE, RMSNorm, SwiGLU, grouped-query attention, untied output layer).
     """
 
     def __init__(
@@ -124,13 +127,19 @@ class GPT(nn.Module):
         d_ff: int,
         max_len: int,
         dropout: float = 0.0,
+        config: ModernConfig | None = None,
     ) -> None:
         super().__init__()
         self.max_len = max_len
-        self.embedding = InputEmbedding(vocab_size, d_model, max_len, "learned", dropout)
-        self.blocks = Encoder(num_layers, d_model, num_heads, d_ff, dropout, activation="gelu", norm_first=True)
+        positional = "learned" if config is None or config.positional == "learned" else None
+        self.embedding = InputEmbedding(vocab_size, d_model, max_len, positional, dropout)
+        if config is None:
+            self.blocks = Encoder(num_layers, d_model, num_heads, d_ff, dropout, activation="gelu", norm_first=True)
+        else:
+            self.blocks = ModernDecoder(num_layers, d_model, num_heads, d_ff, dropout, config)
         self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
-        self.lm_head.weight = self.embedding.token.weight
+        if config is None or config.tie_embeddings:
+            self.lm_head.weight = self.embedding.token.weight
 
     def forward(self, idx: Tensor, return_attention: bool = False) -> Tensor | tuple[Tensor, list[Tensor]]:
         """``(B, T)`` ids -> ``(B, T, n_vocab)`` next-token logits (and each layer's ``(B, h, T, T)`` weights)."""
@@ -158,14 +167,16 @@ class GPT(nn.Module):
         top_k: int | None = None,
         use_cache: bool = True,
         generator: torch.Generator | None = None,
+        top_p: float | None = None,
     ) -> Tensor:
         """Extend ``idx`` ``(B, T)`` by ``max_new_tokens`` tokens -> ``(B, T + max_new_tokens)``.
 
         Each step samples from ``softmax(logits / temperature)`` restricted to the ``top_k`` most
-        likely tokens; ``temperature=0`` picks the most likely token (greedy). With ``use_cache``
-        only the new token goes through the model, its keys and values joining a per-layer
-        ``KVCache``; the tokens are the same as without the cache. Once the context is longer
-        than ``max_len`` both ways see only its last ``max_len`` tokens (without a cache).
+        likely tokens and to the nucleus of probability ``top_p``; ``temperature=0`` picks the
+        most likely token (greedy). With ``use_cache`` only the new token goes through the model,
+        its keys and values joining a per-layer ``KVCache``; the tokens are the same as without
+        the cache. Once the context is longer than ``max_len`` both ways see only its last
+        ``max_len`` tokens (without a cache).
         Call ``model.eval()`` first to switch dropout off.
         """
         caches = [KVCache() for _ in self.blocks.layers] if use_cache else None
@@ -174,7 +185,7 @@ class GPT(nn.Module):
                 logits = self._logits(idx[:, len(caches[0]) :], caches)
             else:
                 logits = self._logits(idx[:, -self.max_len :])
-            next_token = sample_next_token(logits[:, -1], temperature, top_k, generator)
+            next_token = sample_next_token(logits[:, -1], temperature, top_k, generator, top_p=top_p)
             idx = torch.cat([idx, next_token], dim=1)
         return idx
 
