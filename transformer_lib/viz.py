@@ -240,8 +240,8 @@ def _stack(ax: Axes, x: float, y: float, blocks: Sequence[tuple[str, str]], widt
 
 def draw_scaled_dot_product_attention() -> Figure:
     """Scaled dot-product attention as a flow of operations, queries, keys and values at the bottom."""
-    fig, ax = _canvas(4.6, 4.1)
-    x_q, x_k, x_v, x_mid = 0.9, 1.9, 3.1, 1.4
+    fig, ax = _canvas(5.0, 4.1)
+    x_q, x_k, x_v, x_mid = 0.9, 1.9, 4.5, 1.4
     for x, name in ((x_q, "$Q$  (T, $d_k$)"), (x_k, "$K$  (S, $d_k$)"), (x_v, "$V$  (S, $d_v$)")):
         ax.text(x, 0.2, name, ha="center", va="center")
     steps = [("matmul  $QK^\\top$", "linear"), ("scale  $\\div\\sqrt{d_k}$", "plain"),
@@ -249,15 +249,15 @@ def draw_scaled_dot_product_attention() -> Figure:
     heights = _stack(ax, x_mid, 0.9, steps, width=2.0, step=0.62)
     _arrow(ax, (x_q, 0.33), (x_mid - 0.5, heights[0] - 0.17))
     _arrow(ax, (x_k, 0.33), (x_mid + 0.5, heights[0] - 0.17))
-    notes = ["scores (T, S)", "variance about 1", "$-\\infty$ where $M$ is False", "weights (T, S), rows sum to 1"]
+    notes = ["scores (T, S)", "variance about 1", "$-\\infty$ where $M$ is False", "weights, rows sum to 1"]
     for height, note in zip(heights, notes):
         ax.text(x_mid + 1.1, height, note, va="center", color="dimgray")
     top = heights[-1] + 0.62
-    _box(ax, 2.25, top, "matmul  weights $\\cdot\\, V$", "linear", width=2.2)
-    _arrow(ax, (x_mid, heights[-1] + 0.17), (x_mid + 0.3, top - 0.17))
+    _box(ax, 2.95, top, "matmul  weights $\\cdot\\, V$", "linear", width=3.3)
+    _arrow(ax, (x_mid, heights[-1] + 0.17), (x_mid, top - 0.17))
     _arrow(ax, (x_v, 0.33), (x_v, top - 0.17))
-    _arrow(ax, (2.25, top + 0.17), (2.25, top + 0.5))
-    ax.text(2.4, top + 0.42, "output (T, $d_v$)", va="center")
+    _arrow(ax, (2.95, top + 0.17), (2.95, top + 0.5))
+    ax.text(3.1, top + 0.42, "output (T, $d_v$)", va="center")
     return fig
 
 
