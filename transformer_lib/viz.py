@@ -275,7 +275,7 @@ def draw_multi_head_attention(num_heads: int = 4) -> Figure:
     inputs = {"Q": 1.0, "K": 2.4, "V": 3.8}
     for name, x in inputs.items():
         ax.text(x, 0.2, f"${name}$", ha="center", va="center")
-        stacked_box(x, 0.95, f"$XW^{name}_i$", "linear", 1.1)
+        stacked_box(x, 0.95, f"${name}W^{name}_i$", "linear", 1.1)
         _arrow(ax, (x, 0.33), (x, 0.78))
     stacked_box(2.4, 2.0, "scaled dot-product attention", "attention", 3.6)
     for x in inputs.values():
