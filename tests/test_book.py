@@ -22,8 +22,14 @@ TEXT_SUFFIXES = {".html", ".js", ".json", ".txt", ".ipynb", ".md", ".py", ".css"
 def toc_files() -> list[str]:
     toc = yaml.safe_load((REPO_ROOT / "_toc.yml").read_text())
     files = [toc["root"]]
+
+    def walk(entries: list[dict]) -> None:
+        for entry in entries:
+            files.append(entry["file"])
+            walk(entry.get("sections", []))
+
     for part in toc.get("parts", []):
-        files += [chapter["file"] for chapter in part["chapters"]]
+        walk(part["chapters"])
     return files
 
 

@@ -1,8 +1,9 @@
 """The built book in a real browser: headless Chromium (Debian's package) driven by Playwright.
 
 Loads the landing page and every chapter page from ``_build/html`` over ``file://`` and checks
-that the maths is typeset by the local MathJax, that every image loads, and that no request
-leaves the machine. Skipped, with the reason shown, where no Chromium is installed, except
+that the maths is typeset by the local MathJax, that every image loads, that no request
+leaves the machine, that nothing (code, outputs, equations, figures) runs past the text column at
+1280 px, and that every chapter has a numbered, captioned figure. Skipped, with the reason shown, where no Chromium is installed, except
 when ``COURSE_REQUIRE_BROWSER=1`` (CI installs Chromium and sets it), where that is a failure.
 """
 
@@ -75,6 +76,41 @@ def test_page_renders_offline(browser, page_path: str):
     remote = [url for url in requested if not url.startswith(LOCAL_SCHEMES)]
     assert not remote and not outbound, f"{page_path}: requests left the machine: {remote + outbound}"
     context.close()
+
+
+OVERFLOWING = """() => [...document.querySelectorAll(
+    'div.cell div.highlight pre, div.cell_output pre, div.math, mjx-container[display="true"], table, '
+    + 'div.cell_output img, figure img')]
+  .filter(el => el.scrollWidth > el.clientWidth + 1
+          || el.getBoundingClientRect().right > document.querySelector('main').getBoundingClientRect().right + 1)
+  .map(el => el.tagName + ' ' + el.scrollWidth + ' > ' + el.clientWidth + ': ' + (el.textContent || el.src).slice(0, 60))"""
+
+NUMBERED_FIGURES = """() => [...document.querySelectorAll('figure')]
+  .filter(f => f.querySelector('img') && f.querySelector('img').naturalWidth > 0)
+  .map(f => (f.querySelector('figcaption .caption-number') || {}).textContent || '')
+  .filter(number => /^Fig\\. \\d+\\.\\d+/.test(number.trim()))"""
+
+
+def test_nothing_runs_past_the_column_at_1280_px(browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    for assignment in assignments():
+        page.goto((HTML / "book" / f"{assignment}.html").as_uri(), wait_until="load")
+        page.wait_for_function("() => document.querySelectorAll('mjx-container').length > 0", timeout=20_000)
+        page.wait_for_timeout(300)  # let MathJax finish laying out the last formulas
+        wide = page.evaluate(OVERFLOWING)
+        assert not wide, f"{assignment}: needs sideways scrolling at 1280 px: {wide}"
+    page.close()
+
+
+def test_every_chapter_has_a_numbered_captioned_figure(browser):
+    page = browser.new_page()
+    for assignment in assignments():
+        page.goto((HTML / "book" / f"{assignment}.html").as_uri(), wait_until="load")
+        numbers = page.evaluate(NUMBERED_FIGURES)
+        assert numbers, f"{assignment}: no figure with a numbered caption (Fig. N.k)"
+        chapters = {n.strip().split(".")[1] for n in numbers}  # "Fig. 4.2" -> " 4"
+        assert len(chapters) == 1, f"{assignment}: figures numbered in several chapters: {numbers}"
+    page.close()
 
 
 def test_chapter_pages_show_maths_and_figures(browser):

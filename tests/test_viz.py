@@ -8,6 +8,10 @@ from matplotlib.figure import Figure
 from transformer_lib.train_config import TrainConfig, lr_factor
 from transformer_lib.trainer import History
 from transformer_lib.viz import (
+    COLUMN_WIDTH,
+    draw_multi_head_attention,
+    draw_scaled_dot_product_attention,
+    draw_transformer,
     plot_attention,
     plot_attention_grid,
     plot_history,
@@ -30,9 +34,34 @@ def test_attention_heatmap_has_token_labels():
         plot_attention(torch.rand(2, 3, 4))
 
 
-def test_grid_of_layers_by_heads():
+def test_grid_of_layers_by_heads_two_a_row_with_one_colour_bar():
     fig = plot_attention_grid([torch.rand(4, 3, 5) for _ in range(2)], keys=list("abcde"))
-    assert len(fig.axes) == 8 and fig.axes[5].get_title() == "layer 2, head 2"
+    panels, colour_bar = fig.axes[:8], fig.axes[8:]
+    assert len(panels) == 8 and panels[5].get_title() == "layer 2, head 2"
+    assert len(colour_bar) == 1 and colour_bar[0].get_ylabel() == "attention weight"
+    assert fig.get_figwidth() <= COLUMN_WIDTH
+    assert [t.get_text() for t in panels[7].get_xticklabels()] == list("abcde")  # bottom row
+    assert not panels[0].get_xticklabels()                                      # not repeated above
+    odd = plot_attention_grid(torch.rand(1, 3, 2, 2), columns=2)                # 3 panels: one left blank
+    assert not odd.axes[3].axison
+
+
+def test_every_figure_fits_the_column():
+    for fig in (plot_attention(torch.rand(40, 40)), draw_transformer(), draw_multi_head_attention(),
+                draw_scaled_dot_product_attention()):
+        assert fig.get_figwidth() <= COLUMN_WIDTH
+
+
+def test_diagrams_name_their_parts():
+    def texts(fig):
+        return " ".join(t.get_text() for t in fig.axes[0].texts)
+
+    transformer = texts(draw_transformer(n_layers="6"))
+    for part in ("masked self-attention", "cross-attention", "feed-forward", "add & norm", "6$\\times$"):
+        assert part in transformer
+    assert "$QW^Q_i$" in texts(draw_multi_head_attention(num_heads=8))
+    assert "$h = 8$" in texts(draw_multi_head_attention(num_heads=8))
+    assert "softmax over keys" in texts(draw_scaled_dot_product_attention())
 
 
 def test_positional_encoding_heatmap_and_curves():
