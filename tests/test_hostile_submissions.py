@@ -27,8 +27,8 @@ NOTEBOOK_TIMEOUT = 75
 ASSIGNMENTS = [a for a in ("ch01_tokens",) if a in assignments()]
 # Per assignment: a solution cell replaced by one that only calls the library's reference.
 REFERENCE_SOLUTIONS = {
-    "ch01_tokens": ("pad_batch", "test_pad_batch",
-                    "from transformer_lib.tokens import pad_batch, lengths_to_mask"),
+    "ch01_tokens": ("pad_left", "test_pad_left",
+                    "from transformer_lib.tokens import pad_batch as pad_left"),
 }
 PATCHES = '''
 import numpy, torch, torch.testing, builtins
