@@ -330,12 +330,19 @@ def refuse(owner: Any, names: str | tuple[str, ...], message: str) -> Iterator[N
 
 @contextlib.contextmanager
 def expect_raises(exception: type[BaseException], message: str) -> Iterator[None]:
-    """Fail with ``AssertionError(message)`` unless the block raises ``exception``."""
+    """Fail with an ``AssertionError`` that starts with ``message`` and says what happened instead
+    ("expected ValueError, got RuntimeError: ...", or "..., nothing was raised") unless the block
+    raises ``exception``. Tampering is never turned into a plain failure."""
     try:
         yield
     except exception:
         return
-    raise AssertionError(message)
+    except TamperingError:
+        raise
+    except Exception as error:  # noqa: BLE001 - reported, with its type, as the wrong outcome
+        raise AssertionError(f"{message}: expected {exception.__name__}, got {type(error).__name__}: {error}") \
+            from error
+    raise AssertionError(f"{message}: expected {exception.__name__}, nothing was raised")
 
 
 # --- this module cannot be edited from the notebook -----------------------------------------

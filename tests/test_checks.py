@@ -171,12 +171,15 @@ def test_refuse_replaces_a_builtin_for_the_block_only():
 def test_expect_raises_passes_on_the_exception_and_fails_without_it():
     with expect_raises(ValueError, "should raise"):
         raise ValueError("bad input")
-    with pytest.raises(AssertionError, match="^should raise$"):
+    with pytest.raises(AssertionError, match="^should raise: expected ValueError, nothing was raised$"):
         with expect_raises(ValueError, "should raise"):
             pass
-    with pytest.raises(TypeError):  # another error is not swallowed
+    with pytest.raises(AssertionError, match="^should raise: expected ValueError, got TypeError: wrong kind$"):
         with expect_raises(ValueError, "should raise"):
             raise TypeError("wrong kind")
+    with pytest.raises(TamperingError):  # tampering stays tampering
+        with expect_raises(ValueError, "should raise"):
+            raise TamperingError("replaced torch.allclose")
 
 
 def test_forbid_rejects_what_it_cannot_swap():
