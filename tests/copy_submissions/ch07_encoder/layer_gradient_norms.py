@@ -1,4 +1,4 @@
-# copy: the chapter page's train_classifier and transformer_lib.training's gradient norm (nn.utils.clip_grad_norm_ over all the parameters)
+# copy: the chapter page's train_classifier and transformer_lib.trainer's gradient norm (nn.utils.clip_grad_norm_ over all the parameters)
 def layer_gradient_norms(norm_first: bool, num_layers: int, seed: int = 0) -> torch.Tensor:
     """The L2 norm of the gradient of each layer's parameters at initialisation -> (num_layers,) float64."""
     torch.manual_seed(seed)
