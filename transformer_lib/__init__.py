@@ -23,11 +23,12 @@ from .rnn import AttentionSeq2SeqRNN, Seq2SeqRNN
 # --- training side (data, tasks, training, decoding, metrics, viz) ---
 from .data import BucketBatchSampler, collate_lm, collate_pairs, lm_loader, pair_loader, python_source_corpus
 from .decoding import beam_search, filter_logits, greedy_decode, length_penalty, sample_decode
-from .metrics import corpus_bleu, exact_match, token_accuracy
+from .metrics import corpus_bleu, edit_distance, exact_match, phoneme_error_rate, token_accuracy, word_error_rate
 from .tasks import (DATE_FORMATS, TASKS, Seq2SeqTask, TextTask, addition_task, copy_task, date_task, make_task,
                     reverse_task, sort_task, text_task, toy_translation_task)
 from .training import (ClassifierAdapter, History, LMAdapter, Seq2SeqAdapter, TrainConfig, Trainer, fit,
                        load_checkpoint, lr_factor, save_checkpoint, select_device, translation_scores)
+from .g2p import G2PAdapter, PronunciationTask, g2p_task, load_cmudict, pronounce, pronunciation_scores
 from .viz import plot_attention, plot_attention_grid, plot_history, plot_lr_schedule, plot_positional_encoding
 
 __version__ = "0.1.0"
