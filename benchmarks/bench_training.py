@@ -215,13 +215,13 @@ def g2p(seed: int, scale: float, device: str = "cpu") -> list[Row]:
     n = len(task.vocab)
     model = Transformer(n, n, d_model, heads, layers, layers, d_ff, 0.1, max_len=64)
     config = TrainConfig(max_steps=100_000, lr=lr, schedule="cosine", warmup_steps=500, label_smoothing=0.1,
-                         device=device, seed=seed, eval_every=1000, progress=False)
+                         device=device, seed=seed, eval_every=500, progress=False)
     trainer = Trainer(model, config, task.loader("train", batch_size, seed=seed), task.loader("valid", 250),
                       G2PAdapter(0.1, task=task))
     budget, start = 600 * scale, time.perf_counter()
     trainer.fit(stop_at=200)
     config.max_steps = max(400, int(200 * budget / (time.perf_counter() - start)))  # the schedule reads it
-    train_within(trainer, budget - (time.perf_counter() - start), chunk=1000)
+    train_within(trainer, budget - (time.perf_counter() - start), chunk=500)
     wall = time.perf_counter() - start
     greedy = pronunciation_scores(trainer.module, task, "test")
     beam = pronunciation_scores(trainer.module, task, "test", beam_size=4)

@@ -85,6 +85,7 @@ def _strip_stress(phoneme: str) -> str:
 
 @lru_cache(maxsize=2)
 def _read_cmudict(stress: bool) -> tuple[tuple[str, tuple[Pronunciation, ...]], ...]:
+    """The dictionary file parsed once per stress setting, as an immutable tuple (copied by :func:`load_cmudict`)."""
     entries: dict[str, list[Pronunciation]] = {}
     for line in _data_file("cmudict.dict").splitlines():
         head, _, rest = line.partition("#")[0].strip().partition(" ")
