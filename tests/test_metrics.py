@@ -4,7 +4,8 @@ import pytest
 import sacrebleu
 import torch
 
-from transformer_lib.metrics import corpus_bleu, exact_match, token_accuracy
+from transformer_lib.metrics import (corpus_bleu, edit_distance, exact_match, phoneme_error_rate, token_accuracy,
+                                     word_error_rate)
 
 
 def test_token_accuracy_ignores_padding():
@@ -36,3 +37,45 @@ def test_corpus_bleu_is_sacrebleu():
     assert corpus_bleu(refs, refs) == pytest.approx(100.0)
     with pytest.raises(ValueError, match="one reference per hypothesis"):
         corpus_bleu(hyps, refs[:1])
+
+
+def test_edit_distance_counts_insertions_deletions_and_substitutions():
+    assert edit_distance([], []) == 0
+    assert edit_distance(["K", "AE", "T"], ["K", "AE", "T"]) == 0
+    assert edit_distance(["K", "AA", "T"], ["K", "AE", "T"]) == 1  # one substitution
+    assert edit_distance(["K", "AE", "T", "S"], ["K", "AE", "T"]) == 1  # one insertion
+    assert edit_distance(["K", "T"], ["K", "AE", "T"]) == 1  # one deletion
+    assert edit_distance([], ["K", "AE", "T"]) == 3 and edit_distance(["K", "AE", "T"], []) == 3
+    assert edit_distance(list("kitten"), list("sitting")) == 3  # the textbook example
+    assert edit_distance(["AE", "K"], ["K", "AE"]) == 2  # a swap is two edits
+
+
+def test_error_rates_of_a_worked_example():
+    # cat: right; phoenix: one phoneme wrong (IH -> AH) of 6; dog: one phoneme missing of 3.
+    hypotheses = [["K", "AE", "T"], ["F", "IY", "N", "AH", "K", "S"], ["D", "AO"]]
+    references = [[["K", "AE", "T"]], [["F", "IY", "N", "IH", "K", "S"]], [["D", "AO", "G"]]]
+    assert word_error_rate(hypotheses, references) == pytest.approx(2 / 3)
+    assert phoneme_error_rate(hypotheses, references) == pytest.approx((0 + 1 + 1) / (3 + 6 + 3))
+
+
+def test_a_match_with_any_reference_counts():
+    tomato = [["T", "AH", "M", "EY", "T", "OW"], ["T", "AH", "M", "AA", "T", "OW"]]
+    assert word_error_rate([tomato[1]], [tomato]) == 0.0
+    assert phoneme_error_rate([tomato[1]], [tomato]) == 0.0
+    # "either": closest reference wins, and its length is the denominator.
+    either = [["IY", "DH", "ER"], ["AY", "DH", "ER"]]
+    assert phoneme_error_rate([["AY", "DH", "AH"]], [either]) == pytest.approx(1 / 3)
+    # Equally close references: the first listed is chosen (here the short one, so 1 edit over 1 phoneme).
+    assert phoneme_error_rate([["A", "B"]], [[["A"], ["A", "B", "C"]]]) == pytest.approx(1 / 1)
+    assert phoneme_error_rate([["A", "B", "C", "D"]], [[["A"]]]) == pytest.approx(3.0)  # can exceed 1
+
+
+def test_error_rates_refuse_bad_references():
+    with pytest.raises(ValueError, match="one list of references per hypothesis, got 2 hypotheses and 1"):
+        word_error_rate([["A"], ["B"]], [[["A"]]])
+    with pytest.raises(ValueError, match="at least one word, got 0"):
+        phoneme_error_rate([], [])
+    with pytest.raises(ValueError, match=r"references\[0\] must be a non-empty list of non-empty token lists"):
+        word_error_rate([["A"]], [["A"]])  # a list of strings, not of pronunciations
+    with pytest.raises(ValueError, match=r"references\[0\] must be"):
+        phoneme_error_rate([["A"]], [[]])

@@ -25,13 +25,14 @@ from .tiled import tiled_attention
 # --- training side (data, tasks, decoding, metrics, train_config, runtime, trainer, objectives, viz) ---
 from .data import BucketBatchSampler, collate_lm, collate_pairs, lm_loader, pair_loader, python_source_corpus
 from .decoding import beam_search, filter_logits, greedy_decode, length_penalty, sample_decode, sample_next_token
-from .metrics import corpus_bleu, exact_match, token_accuracy
+from .metrics import corpus_bleu, edit_distance, exact_match, phoneme_error_rate, token_accuracy, word_error_rate
 from .tasks import (DATE_FORMATS, TASKS, Seq2SeqTask, TextTask, addition_task, copy_task, date_task, make_task,
                     reverse_task, sort_task, text_task, toy_translation_task)
 from .train_config import TrainConfig, lr_factor
 from .runtime import load_checkpoint, save_checkpoint, seed_everything, select_device
 from .trainer import History, Trainer, fit
 from .objectives import ClassifierObjective, LMObjective, Seq2SeqObjective, translation_scores
+from .g2p import G2PObjective, PronunciationTask, g2p_task, load_cmudict, pronounce, pronunciation_scores
 from .viz import plot_attention, plot_attention_grid, plot_history, plot_lr_schedule, plot_positional_encoding
 
 __version__ = "0.1.0"

@@ -1,4 +1,4 @@
-"""Metrics for sequence tasks: token accuracy, exact match, corpus BLEU.
+"""Metrics for sequence tasks: token accuracy, exact match, corpus BLEU, phoneme and word error rates.
 
 Predictions and targets are batches of token ids, ``(B, T)``, padded with ``pad_id``.
 A decoded batch and its reference batch may have different widths; both are padded
@@ -8,15 +8,21 @@ counts as wrong.
 BLEU is computed by ``sacrebleu`` (Post, 2018), the reference implementation, never
 by hand: small differences in tokenisation and smoothing make hand-written BLEU
 scores incomparable.
+
+The error rates of pronunciation (grapheme-to-phoneme) work on token lists, not ids, and accept
+several correct answers per word, as the g2p toolkits count them (a word of CMUdict may have
+more than one pronunciation): a prediction is scored against the reference it is closest to.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import sacrebleu
 import torch
 import torch.nn.functional as F
 
-__all__ = ["token_accuracy", "exact_match", "corpus_bleu"]
+__all__ = ["token_accuracy", "exact_match", "corpus_bleu", "edit_distance", "phoneme_error_rate", "word_error_rate"]
 
 
 def _check_ids(name: str, ids: torch.Tensor) -> None:
@@ -78,3 +84,61 @@ def corpus_bleu(hypotheses: list[str], references: list[str]) -> float:
     if not hypotheses:
         raise ValueError("corpus_bleu needs at least one sentence, got 0")
     return sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score
+
+
+def edit_distance(hypothesis: Sequence[str], reference: Sequence[str]) -> int:
+    """Levenshtein distance: the fewest insertions, deletions and substitutions turning one into the other.
+
+    Dynamic programming over prefixes, one row at a time: ``row[j]`` is the distance between
+    the hypothesis prefix read so far and ``reference[:j]``.
+    """
+    row = list(range(len(reference) + 1))
+    for i, token in enumerate(hypothesis, start=1):
+        diagonal, row[0] = row[0], i
+        for j, wanted in enumerate(reference, start=1):
+            diagonal, row[j] = row[j], min(row[j] + 1,  # delete ``token``
+                                           row[j - 1] + 1,  # insert ``wanted``
+                                           diagonal + (token != wanted))  # keep or substitute
+    return row[-1]
+
+
+def _check_references(hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[Sequence[str]]]) -> None:
+    if len(hypotheses) != len(references):
+        raise ValueError(f"need one list of references per hypothesis, got {len(hypotheses)} hypotheses "
+                         f"and {len(references)} reference lists")
+    if not hypotheses:
+        raise ValueError("error rates need at least one word, got 0")
+    for i, options in enumerate(references):
+        if isinstance(options, str) or not options or any(isinstance(r, str) or not r for r in options):
+            raise ValueError(f"references[{i}] must be a non-empty list of non-empty token lists "
+                             f"(the word's correct pronunciations), got {options!r}")
+
+
+def phoneme_error_rate(hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[Sequence[str]]]) -> float:
+    """Edit operations per reference token, each word against its closest reference.
+
+    Args:
+        hypotheses: one predicted token list per word, e.g. ``[["K", "AE", "T"], ...]``.
+        references: per word, the list of its correct token lists (at least one).
+
+    For each word the reference with the fewest edits is chosen (the first of them on a tie);
+    the rate is the sum of those edits over the sum of the chosen references' lengths, so
+    long words weigh more than short ones. It can exceed 1 when predictions run on.
+    """
+    _check_references(hypotheses, references)
+    edits = length = 0
+    for hypothesis, options in zip(hypotheses, references):
+        distance, best = min((edit_distance(hypothesis, r), i) for i, r in enumerate(options))
+        edits += distance
+        length += len(options[best])
+    return edits / length
+
+
+def word_error_rate(hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[Sequence[str]]]) -> float:
+    """Fraction of words whose prediction equals none of their references (any token wrong: the word is wrong).
+
+    Args as :func:`phoneme_error_rate`.
+    """
+    _check_references(hypotheses, references)
+    wrong = sum(list(h) not in [list(r) for r in options] for h, options in zip(hypotheses, references))
+    return wrong / len(hypotheses)

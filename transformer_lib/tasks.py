@@ -11,7 +11,8 @@ a split by a hash of its text, so a source can only ever land in one split.
 * :func:`toy_translation_task`: a small English-like language into an invented one that puts
   the verb last and adjectives and determiners after the noun, so alignments are not diagonal.
 
-:func:`text_task` is language modelling on the Python standard library's own source text.
+:func:`text_task` is language modelling on the Python standard library's own source text;
+:func:`g2p_task` is English pronunciation on CMUdict (:mod:`transformer_lib.g2p`).
 :func:`make_task` builds any of them by name.
 """
 
@@ -41,6 +42,7 @@ __all__ = [
     "date_task",
     "toy_translation_task",
     "text_task",
+    "g2p_task",
     "TASKS",
     "DATE_FORMATS",
     "make_task",
@@ -303,6 +305,13 @@ def text_task(block_size: int = 128, text: str | None = None, valid_fraction: fl
     return TextTask("text", vocab, *parts, block_size=block_size)
 
 
+def g2p_task(**kwargs) -> Seq2SeqTask:
+    """English pronunciation on CMUdict: :func:`transformer_lib.g2p.g2p_task` (imported here on first use)."""
+    from transformer_lib.g2p import g2p_task as build  # g2p builds on this module
+
+    return build(**kwargs)
+
+
 #: Task factories by name.
 TASKS: dict[str, Callable[..., Seq2SeqTask | TextTask]] = {
     "copy": copy_task,
@@ -312,6 +321,7 @@ TASKS: dict[str, Callable[..., Seq2SeqTask | TextTask]] = {
     "date": date_task,
     "toy_translation": toy_translation_task,
     "text": text_task,
+    "g2p": g2p_task,
 }
 
 

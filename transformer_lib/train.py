@@ -22,6 +22,7 @@ from typing import Any
 
 from torch import nn
 
+from transformer_lib.g2p import G2PObjective, PronunciationTask, pronunciation_scores
 from transformer_lib.models import GPT, Transformer
 from transformer_lib.objectives import LMObjective, Seq2SeqObjective, translation_scores
 from transformer_lib.rnn import AttentionSeq2SeqRNN, Seq2SeqRNN
@@ -64,18 +65,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m transformer_lib.train", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     run = p.add_argument_group("run")
-    run.add_argument("--task", choices=sorted(TASKS), default="reverse", help="what to learn (text: language modelling)")
+    run.add_argument("--task", choices=sorted(TASKS), default="reverse",
+                     help="what to learn (text: language modelling; g2p: English pronunciation, CMUdict)")
     run.add_argument("--model", choices=MODELS, default="transformer",
                      help="architecture; gpt only for --task text, the others only for translation-style tasks")
     run.add_argument("--out", default=None, help="output folder (default runs/<task>)")
     run.add_argument("--resume", action="store_true", help="continue from <out>/checkpoint.pt")
     run.add_argument("--quiet", action="store_true", help="print nothing but the final scores")
     data = p.add_argument_group("data")
-    data.add_argument("--n-train", type=int, default=10_000, help="training examples (translation-style tasks)")
+    data.add_argument("--n-train", type=int, default=10_000, help="training examples (translation-style tasks; g2p: words, 200000 for all of them)")
     data.add_argument("--n-valid", type=int, default=200, help="validation examples")
     data.add_argument("--n-test", type=int, default=1000, help="test examples")
     data.add_argument("--length", type=int, default=16, help="sequence length of copy/reverse/sort")
     data.add_argument("--n-symbols", type=int, default=10, help="alphabet size of copy/reverse/sort")
+    data.add_argument("--stress", action="store_true", help="g2p: keep the vowels' stress marks (IY1, not IY)")
     data.add_argument("--block-size", type=int, default=128, help="context length of --task text")
     data.add_argument("--batch-size", type=int, default=64, help="examples per batch (per process)")
     model = p.add_argument_group("model and loss")
@@ -114,6 +117,8 @@ def _task(args: argparse.Namespace) -> Seq2SeqTask | TextTask:
     sizes = {"n_train": args.n_train, "n_valid": args.n_valid, "n_test": args.n_test, "seed": args.seed}
     if args.task in ("copy", "reverse", "sort"):
         sizes.update(length=args.length, n_symbols=args.n_symbols)
+    if args.task == "g2p":
+        sizes.update(stress=args.stress)
     return make_task(args.task, **sizes)
 
 
@@ -132,7 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     seed_everything(args.seed)
     task = _task(args)
     model = build_model(args, task)
-    objective = (LMObjective if text else Seq2SeqObjective)(label_smoothing=args.label_smoothing)
+    if isinstance(task, PronunciationTask):
+        objective = G2PObjective(label_smoothing=args.label_smoothing, task=task)
+    else:
+        objective = (LMObjective if text else Seq2SeqObjective)(label_smoothing=args.label_smoothing)
     trainer = Trainer(model, objective, config, task.loader("train", args.batch_size, seed=args.seed),
                       task.loader("valid", args.batch_size))
     say = (lambda *a: None) if args.quiet or not trainer.is_main else print
@@ -145,6 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if text:
         test = objective.evaluate(trainer.model.eval(), task.loader("test", args.batch_size), trainer.device)
         test = {"test_loss": test["valid_loss"]}
+    elif isinstance(task, PronunciationTask):
+        test = pronunciation_scores(trainer.model, task, "test", beam_size=args.beam_size, alpha=args.length_penalty)
     else:
         test = translation_scores(trainer.model, task, "test", trainer.device, beam_size=args.beam_size,
                                   alpha=args.length_penalty)
