@@ -86,3 +86,24 @@ def test_bad_token_ids_raise():
         model(torch.tensor([[9, 1]]), TGT_IN[:1])
     with pytest.raises(ValueError, match=r"tgt_in must be integer token ids of shape \(B, length\)"):
         model(SRC, torch.tensor([1, 2, 3]))
+
+
+@pytest.mark.parametrize("cls", [Seq2SeqRNN, AttentionSeq2SeqRNN])
+def test_step_by_step_decoding_runs_one_step_per_call_and_gives_the_full_logits(cls, monkeypatch):
+    torch.manual_seed(0)
+    model = cls(11, 13, 8, 16).eval()
+    src = torch.randint(1, 11, (3, 5))
+    tgt = torch.randint(1, 13, (3, 6))
+    with torch.no_grad():
+        full = model.decode(tgt, model.encode(src))
+        memory = model.encode(src)
+        steps = []
+        original = model.decode_step
+        monkeypatch.setattr(model, "decode_step", lambda *a: steps.append(1) or original(*a))
+        for t in range(1, 7):
+            logits = model.decode(tgt[:, :t], memory)
+            assert logits.shape == (3, t, 13)
+        torch.testing.assert_close(logits, full)
+        assert len(steps) == 6, "each call that adds one token runs one decoder step"
+        other = torch.cat([tgt[:, :3].flip(0), tgt[:, 3:]], dim=1)  # prefixes reordered, as beam search does
+        torch.testing.assert_close(model.decode(other, memory), model.decode(other, model.encode(src)))

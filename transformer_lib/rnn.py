@@ -9,12 +9,14 @@ Both decoders run one step at a time: the step computes the context from the dec
 ``[embedding of the previous token; context]`` to a GRU cell, and predicts from ``[state; context]``.
 The two models differ only in where the context comes from. Sequences are right-padded with ``pad_id``.
 Both keep the encoder-decoder protocol (``encode``, ``decode``), so :mod:`transformer_lib.decoding`
-decodes them greedily, by sampling or with beam search; each decoding step reruns the decoder over
-the prefix, as it does for the Transformer.
+decodes them greedily, by sampling or with beam search. A recurrent decoder needs only its last
+state to go on: ``decode`` remembers where the previous call stopped (in the ``EncodedSource``), so a
+call that extends the same prefixes by one token costs one step, not a rerun over the prefix.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import torch
@@ -27,6 +29,21 @@ from .tokens import check_token_ids
 __all__ = ["EncodedSource", "Seq2SeqRNN", "AttentionSeq2SeqRNN"]
 
 
+@dataclass
+class DecoderProgress:
+    """Where the last ``decode`` call on a source stopped: its input ids ``(B, t)``, the decoder
+    state after them ``(B, hidden_dim)`` and their logits ``(B, t, n_vocab)``."""
+
+    tokens: Tensor | None = None
+    hidden: Tensor | None = None
+    logits: Tensor | None = None
+
+    def continues(self, tgt: Tensor) -> bool:
+        """Whether ``tgt`` is the last call's ids with one more token on each row."""
+        return (self.tokens is not None and tgt.shape == (self.tokens.shape[0], self.tokens.shape[1] + 1)
+                and torch.equal(tgt[:, :-1], self.tokens))
+
+
 class EncodedSource(NamedTuple):
     """What the encoder gives the decoder."""
 
@@ -34,10 +51,12 @@ class EncodedSource(NamedTuple):
     final: Tensor  # (B, hidden_dim): the state after the last real token, the context vector
     mask: Tensor  # (B, S): True at real tokens
     keys: Tensor | None = None  # (B, S, hidden_dim): the states projected once for attention, or None
+    progress: DecoderProgress | None = None  # where step-by-step decoding of this source has got to
 
     def repeat_interleave(self, repeats: int, dim: int = 0) -> EncodedSource:
         """Each row ``repeats`` times in a row, as ``Tensor.repeat_interleave`` (beam search copies the memory so)."""
-        return EncodedSource(*(None if part is None else part.repeat_interleave(repeats, dim=dim) for part in self))
+        tensors = (None if part is None else part.repeat_interleave(repeats, dim=dim) for part in self[:-1])
+        return EncodedSource(*tensors, progress=DecoderProgress())
 
 
 class Seq2SeqRNN(nn.Module):
@@ -62,7 +81,7 @@ class Seq2SeqRNN(nn.Module):
         packed = pack_padded_sequence(self.src_embedding(src), lengths, batch_first=True, enforce_sorted=False)
         states, final = self.encoder(packed)
         states, _ = pad_packed_sequence(states, batch_first=True, total_length=src.size(1))
-        return EncodedSource(states, final[0], mask)
+        return EncodedSource(states, final[0], mask, progress=DecoderProgress())
 
     def context(self, hidden: Tensor, source: EncodedSource) -> tuple[Tensor, Tensor | None]:
         """The context vector ``(B, hidden_dim)`` for decoder state ``hidden``: always the final encoder state."""
@@ -79,22 +98,37 @@ class Seq2SeqRNN(nn.Module):
 
     def run_decoder(self, tgt_in: Tensor, source: EncodedSource) -> tuple[Tensor, list[Tensor | None]]:
         """Logits ``(B, T, n_vocab)`` for every step fed the given previous token, and each step's weights."""
+        logits, weights, _ = self._unroll(tgt_in, source.final, source)
+        return logits, weights
+
+    def _unroll(self, tgt_in: Tensor, hidden: Tensor, source: EncodedSource) -> tuple[Tensor, list[Tensor | None], Tensor]:
+        """Run the decoder from state ``hidden`` over ``tgt_in``: logits, each step's weights, the last state."""
         check_token_ids(tgt_in, self.tgt_vocab_size, name="tgt_in")
-        hidden, all_logits, all_weights = source.final, [], []
+        all_logits, all_weights = [], []
         for t in range(tgt_in.size(1)):
             logits, hidden, weights = self.decode_step(tgt_in[:, t], hidden, source)
             all_logits.append(logits)
             all_weights.append(weights)
-        return torch.stack(all_logits, dim=1), all_weights
+        return torch.stack(all_logits, dim=1), all_weights, hidden
 
     def decode(self, tgt: Tensor, memory: EncodedSource, src: Tensor | None = None) -> Tensor:
         """``(B, T)`` target ids (starting with BOS) and the encoded source -> logits ``(B, T, n_vocab)``.
 
         The encoder-decoder protocol of :mod:`transformer_lib.decoding`, whose greedy, sampling and
         beam-search decoders therefore work on this model too (``src`` is not needed: ``memory``
-        holds its mask).
+        holds its mask). When ``tgt`` extends the previous call's ids by one token on every row (greedy
+        decoding, sampling), only the new step runs; otherwise (beam search reorders its rows) the
+        decoder runs over the whole prefix. Both give the same logits.
         """
-        return self.run_decoder(tgt, memory)[0]
+        progress = memory.progress
+        if progress is not None and progress.continues(tgt):
+            new_logits, _, hidden = self._unroll(tgt[:, -1:], progress.hidden, memory)
+            logits = torch.cat([progress.logits, new_logits], dim=1)
+        else:
+            logits, _, hidden = self._unroll(tgt, memory.final, memory)
+        if progress is not None:
+            progress.tokens, progress.hidden, progress.logits = tgt, hidden, logits
+        return logits
 
     def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
         """``(B, S)`` source, ``(B, T)`` decoder input (BOS + target without its last token) -> ``(B, T, n_vocab)``."""
