@@ -1,0 +1,103 @@
+"""Execute the book's pages in parallel, one kernel per CPU core, before Sphinx reads them.
+
+myst-nb (``execute_notebooks: cache``) runs the pages one after another, and every page of this
+book sets ``torch.set_num_threads(1)``: on a machine with two cores, half of it sits idle through
+the twenty minutes a fresh build spends training models. This extension runs first: when Sphinx
+has worked out which pages it will read (the ``env-before-read-docs`` event), it reads each one
+with myst-nb's own reader, asks the same jupyter-cache whether its code has been executed
+already, and executes the pages that have not in a pool of worker processes, storing each result
+in that cache exactly as myst-nb would. myst-nb then finds every page in the cache and only
+renders it.
+
+A page that fails here is not stored: myst-nb executes it again, on its own, and reports the
+error the usual way. Each page still runs alone in its own kernel, from its own folder, so what
+it computes does not depend on this extension; single-thread timings a page measures may come out
+a little slower while another page runs on the other core.
+
+Configuration (``_config.yml``, ``sphinx: config:``): ``nb_parallel_jobs``, the number of pages
+run at once (default: the number of CPU cores; 1 leaves the execution to myst-nb).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path, PurePosixPath
+
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+
+def _execute(notebook, cwd: str, timeout: int, allow_errors: bool):
+    """Run ``notebook`` in a fresh kernel (in a worker process); return it, seconds, and any error."""
+    from jupyter_cache.executors.utils import single_nb_execution
+
+    result = single_nb_execution(notebook, cwd=cwd, timeout=timeout, allow_errors=allow_errors,
+                                 meta_override=True)
+    return notebook, result.time, result.exc_string if result.err is not None else None
+
+
+def _pages_to_execute(app, env, docnames: list[str]) -> list[tuple[str, Path, object]]:
+    """(docname, path, notebook) of each page to be read that myst-nb would execute: not cached yet."""
+    from jupyter_cache import get_cache
+    from myst_nb.core.read import create_nb_reader
+
+    config = env.mystnb_config
+    if config.execution_mode != "cache":
+        return []
+    cache = get_cache(config.execution_cache_path)
+    pages = []
+    for docname in docnames:
+        path = Path(env.doc2path(docname))
+        if any(PurePosixPath(path.as_posix()).match(p) for p in config.execution_excludepatterns):
+            continue
+        text = path.read_text(encoding="utf-8")
+        reader = create_nb_reader(str(path), env.myst_config, config, text)
+        if reader is None:
+            continue  # a plain Markdown page: nothing to execute
+        notebook = reader.read(text)
+        if not any(cell.cell_type == "code" for cell in notebook.cells):
+            continue
+        try:
+            cache.match_cache_notebook(notebook)
+        except KeyError:
+            pages.append((docname, path, notebook))
+    return pages
+
+
+def execute_in_parallel(app, env, docnames: list[str]) -> None:
+    """Fill myst-nb's cache with the pages about to be read, ``nb_parallel_jobs`` at a time."""
+    jobs = app.config.nb_parallel_jobs or os.cpu_count() or 1
+    pages = _pages_to_execute(app, env, docnames)
+    if jobs < 2 or len(pages) < 2:
+        return
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    config = env.mystnb_config
+    cache = get_cache(config.execution_cache_path)
+    logger.info(f"[parallel_execution] executing {len(pages)} pages, {jobs} at a time")
+    start = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=min(jobs, len(pages))) as pool:
+        running = {pool.submit(_execute, notebook, str(path.parent), config.execution_timeout,
+                               config.execution_allow_errors): (docname, path)
+                   for docname, path, notebook in pages}
+        for done in as_completed(running):
+            docname, path = running[done]
+            notebook, seconds, error = done.result()
+            if error is not None:
+                logger.info(f"[parallel_execution] {docname} failed after {seconds:.0f} s; "
+                            "myst-nb will run it again and report the error")
+                continue
+            cache.cache_notebook_bundle(CacheBundleIn(notebook, str(path), data={"execution_seconds": seconds}),
+                                        check_validity=False, overwrite=True)
+            logger.info(f"[parallel_execution] {docname} executed in {seconds:.0f} s")
+    logger.info(f"[parallel_execution] all pages executed in {time.perf_counter() - start:.0f} s")
+
+
+def setup(app) -> dict:
+    app.add_config_value("nb_parallel_jobs", 0, "", [int])
+    app.connect("env-before-read-docs", execute_in_parallel)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
