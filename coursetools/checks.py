@@ -99,6 +99,11 @@ def _library_owners() -> list[Any]:
     return modules + classes
 
 
+# Names Python itself adds to a class after it is defined: copyreg caches ``__slotnames__`` the first
+# time an instance is copied or pickled (``copy.deepcopy(model)``, ``torch.save``).
+_PYTHON_CACHES = frozenset({"__slotnames__"})
+
+
 class _Snapshot:
     """The watched attributes as they were when taken; :meth:`changed` lists the differences.
 
@@ -122,7 +127,7 @@ class _Snapshot:
                     if not self._same_insides(value, fingerprint)]
         for cls, keys in self.class_keys:
             if len(vars(cls)) != len(keys):
-                changed += [_describe(cls, name) for name in set(vars(cls)) - keys]
+                changed += [_describe(cls, name) for name in set(vars(cls)) - keys - _PYTHON_CACHES]
         return sorted(set(changed))
 
     def _same_insides(self, value: Any, fingerprint: tuple) -> bool:

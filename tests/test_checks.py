@@ -205,3 +205,19 @@ def test_torch_wrapping_its_own_functions_is_not_tampering():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "caught"
+
+
+def test_saving_a_model_is_not_tampering(monkeypatch):
+    """copyreg caches ``__slotnames__`` on a class the first time one of its instances is pickled:
+    ``torch.save(model.state_dict(), ...)`` in a notebook is legitimate and must not be reported."""
+    import io
+
+    for cls in (torch.Tensor, torch.nn.Linear):
+        if "__slotnames__" in vars(cls):
+            monkeypatch.delattr(cls, "__slotnames__")
+    snapshot = checks._Snapshot([torch.Tensor, torch.nn.Linear])
+    torch.save(torch.nn.Linear(2, 2).state_dict(), io.BytesIO())
+    assert "__slotnames__" in vars(torch.Tensor)
+    assert snapshot.changed() == []
+    monkeypatch.setattr(torch.nn.Linear, "extra_method", lambda self: None, raising=False)
+    assert len(snapshot.changed()) == 1 and "extra_method" in snapshot.changed()[0]  # a real addition is seen

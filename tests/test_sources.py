@@ -57,22 +57,34 @@ def _broken(nb, grade_id: str, change) -> list[str]:
     return lint_notebook(nb)
 
 
+def _exercises(nb) -> list[tuple[str, str, int]]:
+    """(answer grade_id, the id of the graded test cell after it, its points) of each code exercise."""
+    found, answer = [], None
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("solution"):
+            answer = meta["grade_id"]
+        elif cell.cell_type == "code" and meta.get("grade") and answer:
+            found.append((answer, meta["grade_id"], meta["points"]))
+            answer = None
+    return found
+
+
 def test_lint_catches_each_mistake(clean):
     assert lint_notebook(clean) == []
-    duplicate = _broken(clean, "pad_batch", lambda c: c.metadata.nbgrader.update(grade_id="build_vocab"))
-    assert any("'build_vocab' is used by 2 cells" in p for p in duplicate), duplicate
-    no_hidden = _broken(clean, "test_build_vocab",
-                        lambda c: setattr(c, "source", c.source.split("### BEGIN HIDDEN TESTS")[0]))
+    (answer, test, points), (other_answer, _, _) = _exercises(clean)[:2]
+    duplicate = _broken(clean, other_answer, lambda c: c.metadata.nbgrader.update(grade_id=answer))
+    assert any(f"'{answer}' is used by 2 cells" in p for p in duplicate), duplicate
+    no_hidden = _broken(clean, test, lambda c: setattr(c, "source", c.source.split("### BEGIN HIDDEN TESTS")[0]))
     assert any("exactly one hidden block" in p for p in no_hidden), no_hidden
-    no_notes = _broken(clean, "test_build_vocab",
-                       lambda c: setattr(c, "source", c.source.replace("# Instructor notes:", "# notes:")))
+    no_notes = _broken(clean, test, lambda c: setattr(c, "source", c.source.replace("# Instructor notes:", "# notes:")))
     assert any("must start with '# Instructor notes:" in p for p in no_notes), no_notes
-    no_end = _broken(clean, "build_vocab", lambda c: setattr(c, "source", c.source.replace("### END SOLUTION", "")))
+    no_end = _broken(clean, answer, lambda c: setattr(c, "source", c.source.replace("### END SOLUTION", "")))
     assert any("BEGIN SOLUTION" in p for p in no_end), no_end
-    points = _broken(clean, "test_build_vocab", lambda c: c.metadata.nbgrader.update(points=5))
-    assert any("points do not add up" in p for p in points), points
-    assert any("announces 3 points, the graded cell after it carries 5" in p for p in points), points
-    unlocked = _broken(clean, "test_build_vocab", lambda c: c.metadata.nbgrader.update(locked=False))
+    more = _broken(clean, test, lambda c: c.metadata.nbgrader.update(points=points + 2))
+    assert any("points do not add up" in p for p in more), more
+    assert any(f"announces {points} points, the graded cell after it carries {points + 2}" in p for p in more), more
+    unlocked = _broken(clean, test, lambda c: c.metadata.nbgrader.update(locked=False))
     assert any("must be locked" in p for p in unlocked), unlocked
     no_rules = _broken(clean, "grading", lambda c: setattr(c, "source", c.source.replace(INCLUDE_RULES, "")))
     assert any("shared rules" in p for p in no_rules), no_rules
@@ -94,10 +106,10 @@ def test_generated_notebook_follows_its_source(course: Path):
     stamp = target.stat().st_mtime_ns
     assert sources.build_notebook(course, "ch01_tokens").stat().st_mtime_ns == stamp, "a current notebook is kept"
     text = sources.text_source(course, "ch01_tokens")
-    text.write_text(text.read_text().replace("build a vocabulary (3 points)", "build a vocab (3 points)"))
+    text.write_text(text.read_text().replace("## Exercise 1:", "## Exercise one:"))
     os.utime(text, ns=(stamp + 10**9, stamp + 10**9))
     rebuilt = nbformat.read(sources.build_notebook(course, "ch01_tokens"), as_version=4)
-    assert any("build a vocab (3 points)" in c.source for c in rebuilt.cells), "an edit of the .md reaches the notebook"
+    assert any("## Exercise one:" in c.source for c in rebuilt.cells), "an edit of the .md reaches the notebook"
 
 
 def test_a_hand_edit_of_the_notebook_is_never_overwritten(course: Path):

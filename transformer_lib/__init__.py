@@ -32,7 +32,8 @@ from .train_config import TrainConfig, lr_factor
 from .runtime import load_checkpoint, save_checkpoint, seed_everything, select_device
 from .trainer import History, Trainer, fit
 from .objectives import ClassifierObjective, LMObjective, Seq2SeqObjective, translation_scores
-from .g2p import G2PObjective, PronunciationTask, g2p_task, load_cmudict, pronounce, pronunciation_scores
+# (``pronounce`` stays in ``transformer_lib.g2p``: ``transformer_lib.pronounce`` is the command-line module)
+from .g2p import G2PObjective, PronunciationTask, g2p_task, load_cmudict, pronunciation_scores
 from .viz import plot_attention, plot_attention_grid, plot_history, plot_lr_schedule, plot_positional_encoding
 
 __version__ = "0.1.0"
