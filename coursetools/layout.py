@@ -28,8 +28,11 @@ NBGRADER_STEPS = ("source", "release", "submitted", "autograded", "feedback")
 
 
 def course_directory(root: Path) -> CourseDirectory:
-    """nbgrader's ``CourseDirectory`` as ``<root>/nbgrader_config.py`` configures it."""
+    """nbgrader's ``CourseDirectory`` as ``<root>/nbgrader_config.py`` configures it; its root is
+    ``root`` unless the file sets one (nbgrader runs in ``root``, and defaults to where it runs)."""
     config = PyFileConfigLoader(CONFIG_FILE, path=str(root)).load_config()
+    if "root" not in config.CourseDirectory:
+        config.CourseDirectory.root = str(Path(root).resolve())
     return CourseDirectory(config=config)
 
 

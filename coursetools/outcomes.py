@@ -69,8 +69,8 @@ def autograde_status(returncode: int | None, log: str, flags: list[str], ungrade
 
 
 def tampering_seen_by_tests(autograded: NotebookNode) -> list[str]:
-    """The messages of the ``TamperingError``\ s the tests raised (``coursetools.checks``), read
-    from the outputs of the autograded notebook."""
+    """The messages of the tampering errors the tests raised (``coursetools.checks.TamperingError``),
+    read from the outputs of the autograded notebook."""
     return sorted({f"tests saw: {output.evalue}"[:400] for cell in autograded.cells if cell.cell_type == "code"
                    for output in cell.get("outputs", [])
                    if output.output_type == "error" and output.ename == "TamperingError"})
