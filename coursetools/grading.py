@@ -42,8 +42,7 @@ from coursetools.gradebook import backup_gradebook, gradebook_scores
 from coursetools.hidden import hidden_lines, quoted_lines
 from coursetools.layout import DOWNLOADED, STAGED_RELEASE, Course
 from coursetools.nbgrader_plugins import match_submission_name
-from coursetools.outcomes import MISSING, Outcome, already_graded, autograde_status, \
-    tampering_seen_by_tests
+from coursetools.outcomes import MISSING, Outcome, already_graded, autograde_status, tampering_seen_by_tests
 from coursetools.release import nbgrader_env, run_nbgrader
 from coursetools.scan import locked_cell_changes, suspicious_code
 from coursetools.sources import build_notebook
@@ -158,9 +157,9 @@ def grade_student(course: Course, assignment: str, student: str, release: nbform
     args = ["autograde", assignment, "--student", student, "--force"]
     if cell_timeout is not None:
         args.append(f"--ExecutePreprocessor.timeout={cell_timeout}")
-    returncode, log = run_with_limit(args, course, notebook_timeout)
+    returncode, log = _run_with_limit(args, course, notebook_timeout)
     if returncode == 1 and "database is locked" in log:  # two writers at once: try again, once
-        returncode, log = run_with_limit(args, course, notebook_timeout)
+        returncode, log = _run_with_limit(args, course, notebook_timeout)
     course.log_file(assignment, student).parent.mkdir(parents=True, exist_ok=True)
     course.log_file(assignment, student).write_text(log, encoding="utf-8")
     if returncode is None:
@@ -189,7 +188,7 @@ def _read_submission(path: Path) -> nbformat.NotebookNode | str:
         return f"{path.name} is not a readable notebook: {type(error).__name__}: {error}"
 
 
-def run_with_limit(args: list[str], course: Course, limit: float) -> tuple[int | None, str]:
+def _run_with_limit(args: list[str], course: Course, limit: float) -> tuple[int | None, str]:
     """Run ``nbgrader <args>``; kill it and its kernel after ``limit`` s (returncode None)."""
     process = subprocess.Popen([sys.executable, "-m", "nbgrader", *args], cwd=course.root, env=nbgrader_env(),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
