@@ -22,6 +22,7 @@ import nbformat
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from course_helpers import CourseCopy, answered, cells_of  # noqa: E402
 from coursetools import grading  # noqa: E402
+from coursetools.layout import Course  # noqa: E402
 
 
 def main() -> None:
@@ -34,7 +35,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         copy_ = CourseCopy.create(Path(folder), args.assignment)
-        course = grading.Course(copy_.root)
+        course = Course(copy_.root)
         release = grading.prepare(course, args.assignment)
         correct = answered(release, nbformat.read(copy_.source, as_version=4))
         looping = copy.deepcopy(correct)

@@ -13,11 +13,14 @@ import argparse
 from pathlib import Path
 
 from coursetools import grading
+from coursetools.exports import class_table, export
+from coursetools.layout import Course
+from coursetools.outcomes import OK
 from coursetools.release import REPO_ROOT
 from coursetools.report import write_report
 
 
-def _grade(course: grading.Course, args: argparse.Namespace) -> int:
+def _grade(course: Course, args: argparse.Namespace) -> int:
     if args.from_folder:
         students = grading.collect_folder(course, args.assignment, args.from_folder)
         print(f"collected {len(students)} students from {args.from_folder}")
@@ -28,12 +31,12 @@ def _grade(course: grading.Course, args: argparse.Namespace) -> int:
             print(f"  NOT COLLECTED (name matches no student): {name}")
     outcomes = grading.grade(course, args.assignment, args.student or None, force=args.force, jobs=args.jobs,
                              cell_timeout=args.cell_timeout, notebook_timeout=args.notebook_timeout)
-    problems = {s: o.status for s, o in outcomes.items() if o.status != grading.OK}
+    problems = {s: o.status for s, o in outcomes.items() if o.status != OK}
     print(f"graded {len(outcomes)}; not ok: {problems or 'none'}")
     return 0
 
 
-def _feedback(course: grading.Course, args: argparse.Namespace) -> int:
+def _feedback(course: Course, args: argparse.Namespace) -> int:
     files, withheld = grading.feedback(course, args.assignment)
     print(f"{len(files)} feedback files under grading/feedback/<student>/{args.assignment}/ "
           "(hand back these HTML files, never grading/autograded/)")
@@ -42,9 +45,9 @@ def _feedback(course: grading.Course, args: argparse.Namespace) -> int:
     return 1 if withheld else 0
 
 
-def _report(course: grading.Course, args: argparse.Namespace) -> int:
-    table = grading.class_rows(course, args.assignment)
-    for path in grading.export(course, args.assignment, table):
+def _report(course: Course, args: argparse.Namespace) -> int:
+    table = class_table(course, args.assignment)
+    for path in export(course, args.assignment, table):
         print(f"wrote {path}")
     print(f"wrote {write_report(course, args.assignment, table)}")
     return 0
@@ -77,7 +80,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``course``."""
     args = parser().parse_args(argv)
-    return args.run(grading.Course(args.root.resolve()), args)
+    return args.run(Course(args.root.resolve()), args)
 
 
 if __name__ == "__main__":

@@ -24,37 +24,29 @@ from pathlib import Path
 from nbformat.notebooknode import NotebookNode
 
 from coursetools import sources
-from coursetools.nbgrader_plugins import BEGIN_HIDDEN, END_HIDDEN, INCLUDE_RULES
+from coursetools.cells import is_autograded_test, nbgrader_meta
+from coursetools.hidden import BEGIN_SOLUTION, END_SOLUTION, HIDDEN_MARKERS, SOLUTION_MARKERS, parse_blocks
+from coursetools.nbgrader_plugins import INCLUDE_RULES
 from coursetools.release import REPO_ROOT
 
-BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 NOTES = "# Instructor notes:"
 _TABLE_ROW = re.compile(r"^\|\s*(?P<name>[^|]+?)\s*\|\s*(?P<points>[\d.*]+)\s*\|\s*$")
 _HEADING_POINTS = re.compile(r"^#+ .*\((?P<points>\d+(?:\.\d+)?) points?\b", re.MULTILINE)
 
 
-def _meta(cell) -> dict:
-    return cell.metadata.get("nbgrader", {})
+def _markers(source: str, markers: tuple[str, str]) -> list[str]:
+    """The roles of the marker lines of ``source``, in order: ``begin``, ``end``, ..."""
+    return [role for role, _ in parse_blocks(source, markers) if role in ("begin", "end")]
 
 
-def is_autograded_test(cell) -> bool:
-    return cell.cell_type == "code" and _meta(cell).get("grade", False) and not _meta(cell).get("solution", False)
-
-
-def _marker_lines(source: str, begin: str, end: str) -> list[str]:
-    return [m for line in source.splitlines() for m in (begin, end) if line.strip().startswith(m)]
-
-
-def _paired(markers: list[str], begin: str, end: str) -> bool:
-    """At least one ``begin``, and markers alternating begin, end, begin, end, ..."""
-    return len(markers) >= 2 and markers == [begin, end] * (len(markers) // 2)
+def _paired(roles: list[str]) -> bool:
+    """At least one block, and markers alternating begin, end, begin, end, ..."""
+    return len(roles) >= 2 and roles == ["begin", "end"] * (len(roles) // 2)
 
 
 def _hidden_notes(source: str) -> str:
-    """The first non-blank line after ``### BEGIN HIDDEN TESTS``."""
-    lines = source.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.strip().startswith(BEGIN_HIDDEN))
-    return next((line.strip() for line in lines[start + 1:] if line.strip()), "")
+    """The first non-blank line inside the hidden block."""
+    return next((line.strip() for role, line in parse_blocks(source) if role == "inside" and line.strip()), "")
 
 
 def _points_table(source: str) -> tuple[list[float], float | None]:
@@ -78,7 +70,7 @@ def lint_notebook(nb: NotebookNode) -> list[str]:
     ids: dict[str, int] = {}
     graded_points = 0.0
     for index, cell in enumerate(nb.cells):
-        meta = _meta(cell)
+        meta = nbgrader_meta(cell)
         if not meta:
             continue
         name = meta.get("grade_id") or f"cell {index}"
@@ -92,17 +84,18 @@ def lint_notebook(nb: NotebookNode) -> list[str]:
                 problems.append(f"{name}: a graded cell needs points > 0")
             graded_points += float(meta.get("points") or 0)
         if cell.cell_type == "code" and meta.get("solution"):
-            if not _paired(_marker_lines(cell.source, BEGIN_SOLUTION, END_SOLUTION), BEGIN_SOLUTION, END_SOLUTION):
+            if not _paired(_markers(cell.source, SOLUTION_MARKERS)):
                 problems.append(f"{name}: a solution cell needs '{BEGIN_SOLUTION}' ... '{END_SOLUTION}' pairs")
         if is_autograded_test(cell):
             if not meta.get("locked"):
                 problems.append(f"{name}: a test cell must be locked")
-            hidden = _marker_lines(cell.source, BEGIN_HIDDEN, END_HIDDEN)
-            if hidden != [BEGIN_HIDDEN, END_HIDDEN]:
-                problems.append(f"{name}: a test cell needs exactly one hidden block, found markers {hidden}")
+            hidden = _markers(cell.source, HIDDEN_MARKERS)
+            if hidden != ["begin", "end"]:
+                problems.append(f"{name}: a test cell needs exactly one hidden block, found markers "
+                                f"{', '.join(hidden) or 'none'}")
             elif not _hidden_notes(cell.source).startswith(NOTES):
                 problems.append(f"{name}: the hidden block must start with '{NOTES} <the mistakes it catches>'")
-        elif cell.cell_type == "code" and BEGIN_HIDDEN in cell.source:
+        elif cell.cell_type == "code" and _markers(cell.source, HIDDEN_MARKERS):
             problems.append(f"{name}: hidden tests in a cell that is not an autograded test")
     problems += [f"grade_id {name!r} is used by {count} cells" for name, count in ids.items() if count > 1]
     problems += _check_points(nb, graded_points)
@@ -111,7 +104,7 @@ def lint_notebook(nb: NotebookNode) -> list[str]:
 
 def _check_points(nb: NotebookNode, graded_points: float) -> list[str]:
     problems = []
-    grading = [c for c in nb.cells if _meta(c).get("grade_id") == "grading"]
+    grading = [c for c in nb.cells if nbgrader_meta(c).get("grade_id") == "grading"]
     if not grading:
         return ["no 'grading' cell: the instructions with the points table"]
     if INCLUDE_RULES not in grading[0].source:
@@ -123,13 +116,14 @@ def _check_points(nb: NotebookNode, graded_points: float) -> list[str]:
         problems.append(f"points do not add up: the table's rows sum to {sum(rows):g}, its total says {total:g}, "
                         f"the graded cells carry {graded_points:g}")
     for index, cell in enumerate(nb.cells):
-        match = _HEADING_POINTS.search(cell.source) if cell.cell_type == "markdown" and not _meta(cell).get("grade") \
+        match = _HEADING_POINTS.search(cell.source) \
+            if cell.cell_type == "markdown" and not nbgrader_meta(cell).get("grade") \
             else None
         if not match:
             continue
-        graded = next((c for c in nb.cells[index + 1:] if _meta(c).get("grade")), None)
-        if graded is None or float(_meta(graded).get("points", 0)) != float(match["points"]):
-            found = None if graded is None else _meta(graded).get("points")
+        graded = next((c for c in nb.cells[index + 1:] if nbgrader_meta(c).get("grade")), None)
+        if graded is None or float(nbgrader_meta(graded).get("points", 0)) != float(match["points"]):
+            found = None if graded is None else nbgrader_meta(graded).get("points")
             problems.append(f"the heading '{match.group(0).strip()}' announces {match['points']} points, "
                             f"the graded cell after it carries {found}")
     return problems

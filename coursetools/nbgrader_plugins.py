@@ -3,9 +3,9 @@
 :class:`HideHiddenTests` runs when feedback is generated. nbgrader builds feedback from the
 autograded notebooks, which hold the hidden tests (restored from the source at grading) and
 tracebacks that quote them; upstream shows both by design. This preprocessor removes every
-hidden block from the test cells and replaces each error's traceback by its last line, with any
-quoted hidden line redacted, so a student sees *which* test failed and the message it gave,
-never the hidden code.
+hidden block from the test cells (parsed by :mod:`coursetools.hidden`) and replaces each error's
+traceback by its last line, with any quoted hidden line redacted, so a student sees *which* test
+failed and the message it gave, never the hidden code.
 
 :class:`IncludeGradingRules` runs when an assignment is generated: it puts the course's one text
 on how grading works (``coursetools/how_grading_works.md``, with the per-cell time limit of
@@ -16,7 +16,6 @@ on how grading works (``coursetools/how_grading_works.md``, with the per-cell ti
 
 from __future__ import annotations
 
-import html
 import os
 import re
 from importlib.resources import files
@@ -25,48 +24,10 @@ from nbconvert.preprocessors import Preprocessor
 from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
 from traitlets import Bool, Int
 
-BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
-END_HIDDEN = "### END HIDDEN TESTS"
-HIDDEN_PLACEHOLDER = "# (hidden tests: graded, not shown)"
-REDACTED = "[hidden test code]"
+from coursetools.cells import nbgrader_meta
+from coursetools.hidden import redact, split_hidden
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-MIN_QUOTED = 6  # shorter hidden lines ("else:", ")") cannot identify a test
-
-
-def split_hidden(source: str) -> tuple[str, list[str]]:
-    """Return ``source`` with each hidden block replaced by a placeholder, and the hidden lines.
-
-    An unterminated block hides everything to the end of the cell (as nbgrader does).
-    """
-    shown: list[str] = []
-    hidden: list[str] = []
-    inside = False
-    for line in source.splitlines():
-        marker = line.strip()
-        if marker.startswith(BEGIN_HIDDEN):
-            inside = True
-            shown.append(line[: len(line) - len(line.lstrip())] + HIDDEN_PLACEHOLDER)
-        elif marker.startswith(END_HIDDEN):
-            inside = False
-        elif inside:
-            hidden.append(line)
-        else:
-            shown.append(line)
-    return "\n".join(shown), hidden
-
-
-def visible_text(page: str) -> str:
-    """An HTML page's text as a reader sees it: tags removed (syntax highlighting splits a line of
-    code into many spans) and entities unescaped."""
-    return html.unescape(re.sub(r"<[^>]+>", "", page))
-
-
-def redact(text: str, hidden_lines: list[str]) -> str:
-    """Replace every quoted hidden line (compared without indentation) in ``text``."""
-    for line in sorted({h.strip() for h in hidden_lines}, key=len, reverse=True):
-        if len(line) >= MIN_QUOTED:
-            text = text.replace(line, REDACTED)
-    return text
 
 
 class HideHiddenTests(Preprocessor):
@@ -82,7 +43,7 @@ class HideHiddenTests(Preprocessor):
                 hidden_lines += hidden
         for cell in nb.cells:
             if cell.cell_type == "code":
-                is_test = cell.metadata.get("nbgrader", {}).get("grade", False)
+                is_test = nbgrader_meta(cell).get("grade", False)
                 cell.outputs = [self._clean_output(o, hidden_lines, is_test) for o in cell.get("outputs", [])]
         return nb, resources
 

@@ -2,7 +2,8 @@
 
 Score histogram, pass rate per exercise, the exercises the class found hardest, and the students
 whose notebook could not be graded normally (kernel died, timed out, tampered, missing), with the
-reason recorded by :mod:`coursetools.grading`.
+reason recorded by :mod:`coursetools.grading`. :func:`render` and what it draws on are pure
+functions of the class table (:mod:`coursetools.exports`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,11 @@ from collections import Counter
 from html import escape
 from pathlib import Path
 
-from coursetools.grading import OK, STATUSES, ClassTable, Course, Row, class_rows, load_state
+from coursetools.cells import GradedCell
+from coursetools.exports import ClassTable, Row, class_table
+from coursetools.layout import Course, write_atomically
+from coursetools.outcomes import OK, STATUSES
+from coursetools.state import UNMATCHED, load_state
 
 BINS = 10
 
@@ -34,22 +39,22 @@ def histogram_svg(percentages: list[float], width: int = 420, height: int = 160)
     return "".join(parts) + "</svg>"
 
 
-def exercise_stats(rows: list[Row], cells: list[tuple[str, bool, float]]) -> list[tuple[str, float, float, int]]:
+def exercise_stats(rows: list[Row], cells: list[GradedCell]) -> list[tuple[str, float, float, int]]:
     """(exercise, pass rate, mean fraction of points, students scored) over the graded students,
     hardest first."""
     stats = []
-    for name, _, points in cells:
-        scored = [row.scores[name] for row in rows if row.scores[name] is not None]
+    for cell in cells:
+        scored = [row.scores[cell.grade_id] for row in rows if row.scores[cell.grade_id] is not None]
         if not scored:
             continue
-        passed = sum(1 for s in scored if s >= points)
-        stats.append((name, passed / len(scored), sum(scored) / (points * len(scored)), len(scored)))
+        passed = sum(1 for s in scored if s >= cell.points)
+        stats.append((cell.grade_id, passed / len(scored), sum(scored) / (cell.points * len(scored)), len(scored)))
     return sorted(stats, key=lambda s: (s[2], s[1]))
 
 
-def render(assignment: str, rows: list[Row], cells: list[tuple[str, bool, float]], unmatched: list[str]) -> str:
+def render(assignment: str, rows: list[Row], cells: list[GradedCell], unmatched: list[str]) -> str:
     """The report's HTML."""
-    max_total = sum(p for _, _, p in cells)
+    max_total = sum(cell.points for cell in cells)
     graded = [row for row in rows if row.total is not None]
     percentages = [100 * row.total / max_total for row in graded] if max_total else []
     counts = Counter(row.status for row in rows)
@@ -81,10 +86,10 @@ def render(assignment: str, rows: list[Row], cells: list[tuple[str, bool, float]
 
 
 def write_report(course: Course, assignment: str, table: ClassTable | None = None) -> Path:
-    """Write ``grading/reports/<assignment>.html`` and return its path (``table`` as in ``export``)."""
-    rows, cells = table or class_rows(course, assignment)
-    unmatched = load_state(course, assignment).get("_unmatched", [])
-    path = course.root / "grading" / "reports" / f"{assignment}.html"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(assignment, rows, cells, unmatched), encoding="utf-8")
+    """Write the report (``course.report(assignment)``) and return its path (``table`` as in
+    :func:`coursetools.exports.export`)."""
+    rows, cells = table or class_table(course, assignment)
+    unmatched = load_state(course, assignment).get(UNMATCHED, [])
+    path = course.report(assignment)
+    write_atomically(path, render(assignment, rows, cells, unmatched))
     return path

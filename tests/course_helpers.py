@@ -6,17 +6,16 @@ import copy
 import json
 import shutil
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import nbformat
 
 from coursetools import sources
-from coursetools.nbgrader_plugins import visible_text
+from coursetools.cells import is_autograded_test, nbgrader_meta
+from coursetools.hidden import HIDDEN_MARKERS, MARKERS, SOLUTION_MARKERS, parse_blocks, visible_text
+from coursetools.layout import Course
 from coursetools.release import REPO_ROOT, run_nbgrader
-
-HIDDEN_MARKERS = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
-MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION", *HIDDEN_MARKERS)
-
 
 HIDDEN_LINE = "assert add(40, 2) == 42, 'add is wrong for larger numbers'"
 
@@ -107,13 +106,18 @@ class CourseCopy:
         (destination / "grading").mkdir(exist_ok=True)
         return cls(destination, assignment)
 
+    @cached_property
+    def course(self) -> Course:
+        """The copy's paths, as its ``nbgrader_config.py`` lays them out."""
+        return Course(self.root)
+
     @property
     def source(self) -> Path:
         return sources.notebook_source(self.root, self.assignment)
 
     @property
     def release(self) -> Path:
-        return self.root / "notebooks" / self.assignment / f"{self.assignment}.ipynb"
+        return self.course.notebook("release", self.assignment)
 
     def generate(self) -> Path:
         run_nbgrader(["generate_assignment", self.assignment, "--force"], self.root)
@@ -121,9 +125,8 @@ class CourseCopy:
 
     def submit(self, student: str, notebook: Path | nbformat.NotebookNode) -> Path:
         """Place a notebook as ``student``'s submission (as an LMS download would)."""
-        folder = self.root / "grading" / "submitted" / student / self.assignment
-        folder.mkdir(parents=True, exist_ok=True)
-        target = folder / f"{self.assignment}.ipynb"
+        target = self.course.notebook("submitted", self.assignment, student)
+        target.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(notebook, Path):
             shutil.copy(notebook, target)
         else:
@@ -137,18 +140,16 @@ class CourseCopy:
         return run_nbgrader(["generate_feedback", self.assignment, "--force", *extra], self.root)
 
     def autograded(self, student: str) -> nbformat.NotebookNode:
-        path = self.root / "grading" / "autograded" / student / self.assignment / f"{self.assignment}.ipynb"
-        return nbformat.read(path, as_version=4)
+        return nbformat.read(self.course.notebook("autograded", self.assignment, student), as_version=4)
 
     def feedback_html(self, student: str) -> str:
-        path = self.root / "grading" / "feedback" / student / self.assignment / f"{self.assignment}.html"
-        return path.read_text(encoding="utf-8")
+        return self.course.feedback_page(self.assignment, student).read_text(encoding="utf-8")
 
     def scores(self, student: str) -> dict[str, tuple[float | None, float]]:
         """grade cell name -> (score, max score), from the gradebook."""
         from nbgrader.api import Gradebook
 
-        with Gradebook(f"sqlite:///{self.root / 'grading' / 'gradebook.db'}") as gradebook:
+        with Gradebook(self.course.nbgrader.db_url) as gradebook:
             notebook = gradebook.find_submission_notebook(self.assignment, self.assignment, student)
             return {g.name: (g.score, g.max_score) for g in notebook.grades}
 
@@ -162,16 +163,12 @@ class CourseCopy:
         return earned, possible
 
 
-def nbgrader_meta(cell) -> dict:
-    return cell.metadata.get("nbgrader", {})
-
-
 def cells_of(nb: nbformat.NotebookNode, kind: str) -> list:
     """``solution`` cells or ``test`` cells (autograded code tests), in order."""
     code = [c for c in nb.cells if c.cell_type == "code"]
     if kind == "solution":
         return [c for c in code if nbgrader_meta(c).get("solution")]
-    return [c for c in code if nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")]
+    return [c for c in code if is_autograded_test(c)]
 
 
 def answered(release: nbformat.NotebookNode, solution: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -233,15 +230,12 @@ def _secret_and_visible(notebook_path: Path) -> tuple[set[str], set[str]]:
         if cell.cell_type == "markdown" and meta.get("solution"):
             secret.update(line.strip() for line in cell.source.splitlines())
             continue
-        inside = False
-        for line in cell.source.splitlines():
-            marker = line.strip()
-            if marker.startswith(("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS")):
-                inside = True
-            elif marker.startswith(("### END SOLUTION", "### END HIDDEN TESTS")):
-                inside = False
-            else:
-                (secret if inside else visible).add(marker)
+        in_solutions = parse_blocks(cell.source, SOLUTION_MARKERS)
+        in_hidden_tests = parse_blocks(cell.source, HIDDEN_MARKERS)
+        for (solution_role, line), (hidden_role, _) in zip(in_solutions, in_hidden_tests):
+            roles = {solution_role, hidden_role}
+            if not roles & {"begin", "end"}:
+                (secret if "inside" in roles else visible).add(line.strip())
     return secret, visible
 
 

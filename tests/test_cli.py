@@ -6,7 +6,7 @@ import json
 import pytest
 
 from transformer_lib import objectives
-from transformer_lib.decoding import beam_search
+from transformer_lib.data import PAD_ID, collate_pairs
 from transformer_lib.train import SET_BY_THE_CLI, build_parser, main
 from transformer_lib.train_config import TrainConfig
 
@@ -38,19 +38,24 @@ def test_resume_continues_the_run(tmp_path):
 
 
 @pytest.mark.parametrize("model", ["transformer", "rnn"])
-def test_beam_search_scores_the_test_split(tmp_path, monkeypatch, model):
-    calls = []
+def test_beam_search_scores_the_test_split(tmp_path, monkeypatch, beam_search_calls, model):
+    """The test scores are those of what beam search returned. Here it searches (recorded by
+    ``beam_search_calls``) and then answers right, the reversed source: exact match 1.0, which three
+    steps of training never reach, so scores taken from greedy decoding would show it."""
+    search = objectives.beam_search
 
-    def recording_beam_search(*args, **kwargs):
-        calls.append((kwargs["beam_size"], kwargs["alpha"]))
-        return beam_search(*args, **kwargs)
+    def searching_then_answering_right(model, src, max_len, **kwargs):
+        search(model, src, max_len, **kwargs)
+        sources = [[token for token in row if token != PAD_ID] for row in src.tolist()]
+        return collate_pairs([(row, row[::-1]) for row in sources])["tgt"][:, 1:].to(src.device)
 
-    monkeypatch.setattr(objectives, "beam_search", recording_beam_search)
+    monkeypatch.setattr(objectives, "beam_search", searching_then_answering_right)
     main([*TINY, "--model", model, "--max-steps", "3", "--out", str(tmp_path), "--quiet", "--beam-size", "3",
           "--length-penalty", "1.0"])
     report = json.loads((tmp_path / "metrics.json").read_text())
-    assert calls and set(calls) == {(3, 1.0)}  # every test batch was decoded by beam search, as asked
-    assert set(report["test"]) == {"exact_match", "token_accuracy", "bleu"}
+    assert beam_search_calls and set(beam_search_calls) == {(3, 1.0)}  # every test batch, as asked
+    assert report["test"]["exact_match"] == report["test"]["token_accuracy"] == 1.0
+    assert report["test"]["bleu"] == pytest.approx(100.0)
 
 
 def test_training_flags_are_the_config_fields():

@@ -2,21 +2,8 @@
 
 import pytest
 
-from transformer_lib.data import (
-    BOS_ID,
-    EOS_ID,
-    PAD_ID,
-    BucketBatchSampler,
-    collate_pairs,
-    python_source_corpus,
-)
+from transformer_lib.data import BOS_ID, EOS_ID, BucketBatchSampler, collate_pairs, python_source_corpus
 from transformer_lib.tasks import reverse_task
-from transformer_lib.tokens import BOS, EOS, PAD, Vocab
-
-
-def test_special_ids_follow_the_vocabulary():
-    vocab = Vocab.build([list("abc")])
-    assert (PAD_ID, BOS_ID, EOS_ID) == tuple(vocab.token_to_id(t) for t in (PAD, BOS, EOS))
 
 
 def test_collate_pads_and_wraps_targets():

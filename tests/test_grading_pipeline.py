@@ -15,17 +15,18 @@ import pytest
 
 from coursetools import grading
 from coursetools.cli import main
+from coursetools.layout import Course
+from coursetools.state import UNMATCHED, load_state
 from course_helpers import TINY_SOURCE, CourseCopy
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory) -> grading.Course:
+def course(tmp_path_factory) -> Course:
     copy_ = CourseCopy.create(tmp_path_factory.mktemp("collect"), "tiny", source_text=TINY_SOURCE)
-    course = grading.Course(copy_.root)
-    grading.prepare(course, "tiny")
-    return course
+    grading.prepare(copy_.course, "tiny")
+    return copy_.course
 
 
 def test_zip_collect_places_lms_names_and_reports_the_rest(course, tmp_path, capsys):
@@ -39,9 +40,9 @@ def test_zip_collect_places_lms_names_and_reports_the_rest(course, tmp_path, cap
     out = capsys.readouterr().out
     for student in ("jdoe", "asmith", "j_roe"):
         assert course.notebook("submitted", "tiny", student).is_file(), student
-    assert (course.submitted("tiny", "j_roe") / "timestamp.txt").read_text().startswith("2026-01-11 09:30:00")
+    assert (course.folder("submitted", "tiny", "j_roe") / "timestamp.txt").read_text().startswith("2026-01-11 09:30:00")
     assert re.search(r"NOT COLLECTED \(name matches no student\): \S*Untitled\.ipynb", out), out
-    unmatched = grading.load_state(course, "tiny")["_unmatched"]
+    unmatched = load_state(course, "tiny")[UNMATCHED]
     assert sorted(Path(name).name for name in unmatched) == ["Untitled.ipynb", "notes.txt"]
 
 
@@ -51,5 +52,5 @@ def test_folder_collect_keeps_misnamed_notebooks(course, tmp_path):
     (tmp_path / "eve").mkdir()
     (tmp_path / "eve" / "tiny.ipynb").write_text("{}")
     assert grading.collect_folder(course, "tiny", tmp_path) == ["bob", "eve"]
-    assert (course.submitted("tiny", "bob") / "tiny (1).ipynb").is_file()
+    assert (course.folder("submitted", "tiny", "bob") / "tiny (1).ipynb").is_file()
     assert course.notebook("submitted", "tiny", "eve").is_file()

@@ -16,9 +16,11 @@ import pytest
 
 from coursetools import grading
 from coursetools.cli import main
-from coursetools.nbgrader_plugins import split_hidden
+from coursetools.hidden import HIDDEN_MARKERS, hidden_lines
+from coursetools.outcomes import KERNEL_DIED, MISSING, OK, TAMPERED, TIMED_OUT
 from coursetools.release import assignments
-from course_helpers import HIDDEN_MARKERS, CourseCopy, answered, autograded_test_ids, cells_of, leaked_lines
+from coursetools.state import load_state
+from course_helpers import CourseCopy, answered, autograded_test_ids, cells_of, leaked_lines
 
 pytestmark = pytest.mark.slow
 # Generous for a loaded 2-core machine: importing torch in a kernel has taken 10 s there.
@@ -111,15 +113,15 @@ def graded(request, tmp_path_factory):
     """Every submission graded in one run; returns (course copy, outcomes, seconds, exit codes)."""
     assignment = request.param
     copy_ = CourseCopy.create(tmp_path_factory.mktemp(assignment), assignment)
-    course = grading.Course(copy_.root)
+    course = copy_.course
     release = grading.prepare(course, assignment)
     solution = nbformat.read(copy_.source, as_version=4)
     for student, nb in submissions(solution, release, assignment).items():
         if nb is None:
-            course.submitted(assignment, student).mkdir(parents=True)
+            course.folder("submitted", assignment, student).mkdir(parents=True)
         elif student == "misnamed":
-            course.submitted(assignment, student).mkdir(parents=True)
-            nbformat.write(nb, course.submitted(assignment, student) / "Untitled.ipynb")
+            course.folder("submitted", assignment, student).mkdir(parents=True)
+            nbformat.write(nb, course.folder("submitted", assignment, student) / "Untitled.ipynb")
         else:
             copy_.submit(student, nb)
     start = time.monotonic()
@@ -128,7 +130,7 @@ def graded(request, tmp_path_factory):
                           f"--notebook-timeout={NOTEBOOK_TIMEOUT}"])]
     seconds = time.monotonic() - start
     codes += [main(root + ["feedback", assignment]), main(root + ["report", assignment])]
-    return copy_, grading.load_state(course, assignment), seconds, codes
+    return copy_, load_state(course, assignment), seconds, codes
 
 
 def points(copy_: CourseCopy, student: str) -> tuple[float, float]:
@@ -163,12 +165,10 @@ def test_no_marks(graded, student):
 
 
 @pytest.mark.parametrize("student, expected", [
-    ("solution", grading.OK), ("stub", grading.OK), ("warns_on_stderr", grading.OK),
-    ("huge_output", grading.OK), ("syntax_error", grading.OK), ("infinite_loop", grading.OK),
-    ("kernel_suicide", grading.KERNEL_DIED), ("ignores_sigint", grading.TIMED_OUT),
-    ("deleted_tests", grading.TAMPERED), ("edited_locked", grading.TAMPERED),
-    ("monkeypatch", grading.TAMPERED), ("code_swap", grading.TAMPERED),
-    ("misnamed", grading.MISSING), ("no_notebook", grading.MISSING),
+    ("solution", OK), ("stub", OK), ("warns_on_stderr", OK), ("huge_output", OK), ("syntax_error", OK),
+    ("infinite_loop", OK), ("kernel_suicide", KERNEL_DIED), ("ignores_sigint", TIMED_OUT),
+    ("deleted_tests", TAMPERED), ("edited_locked", TAMPERED), ("monkeypatch", TAMPERED), ("code_swap", TAMPERED),
+    ("misnamed", MISSING), ("no_notebook", MISSING),
 ])
 def test_status(graded, student, expected):
     assert status(graded, student) == expected, f"{student}: {graded[1][student]}"
@@ -204,7 +204,7 @@ def test_calling_the_reference_earns_nothing_for_that_exercise(graded):
 
 def test_failed_students_have_no_silent_zero_and_others_are_kept(graded):
     copy_ = graded[0]
-    path = copy_.root / "grading" / "exports" / f"{copy_.assignment}_grades.csv"
+    path = copy_.course.exports() / f"{copy_.assignment}_grades.csv"
     rows = {r["student"]: r for r in csv.DictReader(path.open(encoding="utf-8"))}
     for student in ("kernel_suicide", "ignores_sigint", "misnamed", "no_notebook"):
         assert rows[student]["total"] == "" and rows[student]["status"] == status(graded, student)
@@ -214,9 +214,8 @@ def test_failed_students_have_no_silent_zero_and_others_are_kept(graded):
 
 def test_feedback_quotes_no_hidden_line_and_autograded_is_not_handed_back(graded):
     copy_ = graded[0]
-    hidden = {line.strip() for c in nbformat.read(copy_.source, as_version=4).cells
-              for line in split_hidden(c.source)[1] if len(line.strip()) >= 6}
-    files = sorted((copy_.root / "grading" / "feedback").rglob("*"))
+    hidden = hidden_lines(nbformat.read(copy_.source, as_version=4))
+    files = sorted((copy_.root / copy_.course.nbgrader.feedback_directory).rglob("*"))
     assert any(f.suffix == ".html" for f in files)
     assert not [f for f in files if f.suffix == ".ipynb"], "autograded notebooks must not be in feedback/"
     for path in (f for f in files if f.suffix == ".html"):
@@ -226,17 +225,17 @@ def test_feedback_quotes_no_hidden_line_and_autograded_is_not_handed_back(graded
 
 def test_report_lists_the_problems(graded):
     copy_ = graded[0]
-    page = (copy_.root / "grading" / "reports" / f"{copy_.assignment}.html").read_text(encoding="utf-8")
+    page = copy_.course.report(copy_.assignment).read_text(encoding="utf-8")
     for text in ("<svg", "pass rate", "kernel_suicide", "ignores_sigint", "monkeypatch", "timed out"):
         assert text in page
 
 
 def test_a_second_run_resumes_and_force_regrades_only_who_is_asked(graded):
     copy_ = graded[0]
-    course = grading.Course(copy_.root)
+    course = copy_.course
     before = copy_.scores("solution")
     assert grading.grade(course, copy_.assignment, progress=lambda _: None) == {}, "nothing left to grade"
     again = grading.grade(course, copy_.assignment, ["no_notebook"], force=True, progress=lambda _: None)
     assert list(again) == ["no_notebook"]
     assert copy_.scores("solution") == before
-    assert list((copy_.root / "grading" / "backups").glob("gradebook-*.db")), "the gradebook was not backed up"
+    assert list(course.backups().glob("gradebook-*.db")), "the gradebook was not backed up"

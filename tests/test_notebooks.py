@@ -14,8 +14,10 @@ from __future__ import annotations
 import nbformat
 import pytest
 
+from coursetools.cells import nbgrader_meta
+from coursetools.hidden import HIDDEN_MARKERS, split_hidden
 from coursetools.release import REPO_ROOT, assignments
-from course_helpers import (HIDDEN_MARKERS, CourseCopy, answered, autograded_test_ids, copy_submission_cells,
+from course_helpers import (CourseCopy, answered, autograded_test_ids, copy_submission_cells,
                             exercises, leaked_lines, normalised, notebook_text, secret_lines, with_cells)
 
 ASSIGNMENTS = assignments()
@@ -79,10 +81,10 @@ def test_stub_earns_no_autograded_point(graded_course: CourseCopy):
 
 def test_notebook_has_tests_and_free_response(graded_course: CourseCopy):
     nb = nbformat.read(graded_course.source, as_version=4)
-    meta = [c.metadata.get("nbgrader", {}) for c in nb.cells]
+    meta = [nbgrader_meta(c) for c in nb.cells]
     tests = autograded_test_ids(graded_course.source)
     free = [m for c, m in zip(nb.cells, meta) if c.cell_type == "markdown" and m.get("grade") and m.get("solution")]
-    hidden = [c for c in nb.cells if "### BEGIN HIDDEN TESTS" in c.source]
+    hidden = [c for c in nb.cells if split_hidden(c.source)[1]]
     assert 3 <= len(tests) <= 6, f"expected 3-6 graded exercises, found {len(tests)}"
     assert free, "every chapter has at least one free-response question graded by hand"
     assert len(hidden) == len(tests), "every test cell has a hidden block"
@@ -136,5 +138,5 @@ def _solution_lines(course: CourseCopy, student: str) -> set[str]:
     if student != "solution":
         return set()
     return {line.strip() for c in nbformat.read(course.source, as_version=4).cells
-            if c.metadata.get("nbgrader", {}).get("solution")
+            if nbgrader_meta(c).get("solution")
             for line in c.source.splitlines()}

@@ -21,7 +21,8 @@ import pytest
 
 from coursetools import student
 from coursetools.release import assignments
-from course_helpers import MARKERS, notebook_text, public_lines, secret_lines, source_notebook
+from coursetools.hidden import MARKERS
+from course_helpers import notebook_text, public_lines, secret_lines, source_notebook
 
 pytestmark = pytest.mark.slow
 ASSIGNMENTS = assignments()

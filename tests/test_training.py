@@ -10,8 +10,6 @@ import torch
 from library_helpers import TinyEncDec
 from torch import nn
 
-from transformer_lib import objectives
-from transformer_lib.decoding import beam_search
 from transformer_lib.objectives import ClassifierObjective, LMObjective, Seq2SeqObjective, translation_scores
 from transformer_lib.runtime import autocast_dtype, load_checkpoint, save_checkpoint, select_device
 from transformer_lib.tasks import copy_task, text_task
@@ -201,17 +199,10 @@ def test_classifier_objective():
     assert history.last("accuracy") > 0.9
 
 
-def test_translation_scores_beam_search_uses_the_length_penalty(task, monkeypatch):
+def test_translation_scores_beam_search_uses_the_length_penalty(task, beam_search_calls):
     torch.manual_seed(0)
     model = TinyEncDec(n_vocab=len(task.vocab))
-    calls = []
-
-    def recording_beam_search(*args, **kwargs):
-        calls.append((kwargs["beam_size"], kwargs["alpha"]))
-        return beam_search(*args, **kwargs)
-
-    monkeypatch.setattr(objectives, "beam_search", recording_beam_search)
     greedy = translation_scores(model, task, "test")
-    assert calls == [] and set(greedy) == {"exact_match", "token_accuracy", "bleu"}
+    assert beam_search_calls == [] and set(greedy) == {"exact_match", "token_accuracy", "bleu"}
     beam = translation_scores(model, task, "test", beam_size=3, alpha=1.0)
-    assert calls == [(3, 1.0)] and all(0.0 <= value <= 100.0 for value in beam.values())
+    assert beam_search_calls == [(3, 1.0)] and all(0.0 <= value <= 100.0 for value in beam.values())

@@ -1,0 +1,110 @@
+"""What students must not see, found in one place: the marked blocks of a source and their quotes.
+
+nbgrader marks two kinds of block in a cell's source, each between a begin and an end line:
+
+* solution bodies, ``### BEGIN SOLUTION`` ... ``### END SOLUTION``, which the release replaces
+  by a stub;
+* hidden tests, ``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS``, which the release
+  removes and autograding puts back.
+
+:func:`parse_blocks` is the one parser of these markers: the lint, the feedback preprocessor,
+the leak check after feedback and the tests all read blocks through it. The rest of the module
+answers the leak questions: which lines of a notebook are hidden (:func:`hidden_lines`), whether
+a page quotes one (:func:`quoted_lines`, on the page's text, :func:`visible_text`), and a text
+with the quotes replaced (:func:`redact`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from bs4 import BeautifulSoup
+from nbformat import NotebookNode
+
+BEGIN_SOLUTION = "### BEGIN SOLUTION"
+END_SOLUTION = "### END SOLUTION"
+BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
+END_HIDDEN = "### END HIDDEN TESTS"
+SOLUTION_MARKERS = (BEGIN_SOLUTION, END_SOLUTION)
+HIDDEN_MARKERS = (BEGIN_HIDDEN, END_HIDDEN)
+MARKERS = (*SOLUTION_MARKERS, *HIDDEN_MARKERS)
+
+HIDDEN_PLACEHOLDER = "# (hidden tests: graded, not shown)"
+REDACTED = "[hidden test code]"
+MIN_QUOTED = 6  # shorter hidden lines ("else:", ")") cannot identify a test
+
+Role = Literal["begin", "end", "inside", "outside"]
+
+
+def parse_blocks(source: str, markers: tuple[str, str] = HIDDEN_MARKERS) -> list[tuple[Role, str]]:
+    """Each line of ``source`` with its role: a ``begin`` or ``end`` marker, ``inside`` a block or
+    ``outside`` every block.
+
+    ``markers`` is the (begin, end) pair: :data:`HIDDEN_MARKERS` or :data:`SOLUTION_MARKERS`. A
+    marker line starts with the marker once its indentation is stripped (the lint holds every
+    source to that form). An unterminated block runs to the end of the source: nbgrader refuses
+    such a source at release, and for a leak check the rest of the cell is the safe guess.
+    """
+    begin, end = markers
+    roles: list[tuple[Role, str]] = []
+    inside = False
+    for line in source.splitlines():
+        marker = line.strip()
+        if marker.startswith(begin):
+            inside = True
+            roles.append(("begin", line))
+        elif marker.startswith(end):
+            inside = False
+            roles.append(("end", line))
+        else:
+            roles.append(("inside" if inside else "outside", line))
+    return roles
+
+
+def split_hidden(source: str) -> tuple[str, list[str]]:
+    """``source`` with each hidden block replaced by :data:`HIDDEN_PLACEHOLDER` (indented like
+    its marker), and the hidden lines."""
+    shown, hidden = [], []
+    for role, line in parse_blocks(source):
+        if role == "begin":
+            shown.append(line[: len(line) - len(line.lstrip())] + HIDDEN_PLACEHOLDER)
+        elif role == "inside":
+            hidden.append(line)
+        elif role == "outside":
+            shown.append(line)
+    return "\n".join(shown), hidden
+
+
+def hidden_lines(nb: NotebookNode) -> set[str]:
+    """The lines of ``nb``'s hidden tests that would give a test away if quoted: stripped, at
+    least :data:`MIN_QUOTED` characters, and not also written where students see them."""
+    hidden, shown = set(), set()
+    for cell in nb.cells:
+        for role, line in parse_blocks(cell.source):
+            (hidden if role == "inside" else shown).add(line.strip())
+    return {line for line in hidden - shown if len(line) >= MIN_QUOTED}
+
+
+def visible_text(page: str) -> str:
+    """An HTML page's text with the markup taken out: entities decoded, and the pieces a syntax
+    highlighter splits a line into (``<span>``\\ s) joined again.
+
+    Every string counts, scripts and comments included: whatever the page's source holds can be
+    read by the student it is handed to.
+    """
+    return "".join(BeautifulSoup(page, "html.parser").find_all(string=True))
+
+
+def quoted_lines(page: str, lines: set[str]) -> list[str]:
+    """The ``lines`` that an HTML page quotes (compared with its :func:`visible_text`), sorted."""
+    text = visible_text(page)
+    return sorted(line for line in lines if line in text)
+
+
+def redact(text: str, hidden: list[str]) -> str:
+    """``text`` with every quote of a ``hidden`` line (compared without indentation) replaced by
+    :data:`REDACTED`; lines shorter than :data:`MIN_QUOTED` are left alone."""
+    for line in sorted({h.strip() for h in hidden}, key=len, reverse=True):
+        if len(line) >= MIN_QUOTED:
+            text = text.replace(line, REDACTED)
+    return text

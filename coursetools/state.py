@@ -1,0 +1,33 @@
+"""The grading state of an assignment: each student's outcome, written as soon as it is known.
+
+``grading/state/<assignment>.json`` maps each student to their :class:`~coursetools.outcomes.Outcome`
+(as a dict), so that an interrupted ``course grade`` resumes where it stopped; the key
+``_unmatched`` lists the files of an LMS download that name no student. Keys starting with
+``_`` are never student ids.
+"""
+
+from __future__ import annotations
+
+import json
+
+from coursetools.layout import Course, write_atomically
+
+UNMATCHED = "_unmatched"
+
+
+def load_state(course: Course, assignment: str) -> dict:
+    """The recorded outcome per student (and :data:`UNMATCHED`); empty before the first run."""
+    path = course.state_file(assignment)
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def update_state(course: Course, assignment: str, changes: dict) -> None:
+    """Merge ``changes`` into the state file, atomically (an interrupted run leaves it whole)."""
+    state = load_state(course, assignment)
+    state.update(changes)
+    write_atomically(course.state_file(assignment), json.dumps(state, indent=1, sort_keys=True))
+
+
+def student_records(state: dict) -> dict[str, dict]:
+    """The students' records of a state, without the course's own keys."""
+    return {student: record for student, record in state.items() if not student.startswith("_")}

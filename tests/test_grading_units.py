@@ -1,0 +1,360 @@
+"""The grading logic, without a kernel or an nbgrader run: each rule on small made-up inputs.
+
+The scan of a submission, the hidden-block parser and the leak check, the status rules, the
+class table and its CSV, LMS file names, the course layout read from ``nbgrader_config.py``, the
+feedback preprocessor and the report's numbers. The real pipeline is proven end to end by
+``test_hostile_submissions.py`` and ``test_grading_pipeline.py`` (slow); these say which rule broke.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import shutil
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+from nbgrader.utils import compute_checksum
+
+from coursetools.cells import GradedCell, graded_cells
+from coursetools.exports import ClassTable, class_row, csv_rows, write_csv
+from coursetools.hidden import (HIDDEN_PLACEHOLDER, REDACTED, SOLUTION_MARKERS, hidden_lines, parse_blocks,
+                                quoted_lines, redact, split_hidden, visible_text)
+from coursetools.layout import Course, course_directory
+from coursetools.lint import lint_notebook
+from coursetools.nbgrader_plugins import HideHiddenTests, match_submission_name
+from coursetools.outcomes import (KERNEL_DIED, MANUAL, MISSING, OK, TAMPERED, TIMED_OUT, already_graded,
+                                  autograde_status, last_error_line, tampering_seen_by_tests)
+from coursetools.release import REPO_ROOT
+from coursetools.report import exercise_stats, histogram_svg
+from coursetools.scan import locked_cell_changes, suspicious_code
+
+HIDDEN_LINE = "assert add(40, 2) == 42, 'add is wrong for larger numbers'"
+TEST_SOURCE = f"""assert add(1, 1) == 2
+### BEGIN HIDDEN TESTS
+# Instructor notes: catches an add that only works for small numbers
+{HIDDEN_LINE}
+### END HIDDEN TESTS"""
+
+
+def graded_cell(source: str, grade_id: str, *, test: bool = False, solution: bool = False, locked: bool = False,
+                points: float = 0, markdown: bool = False) -> nbformat.NotebookNode:
+    """A cell with nbgrader metadata, and the checksum a release stores for a locked one."""
+    cell = (new_markdown_cell if markdown else new_code_cell)(source)
+    cell.metadata["nbgrader"] = {"grade": test or bool(points), "solution": solution, "locked": locked or test,
+                                 "grade_id": grade_id, "schema_version": 3, "task": False}
+    if points:
+        cell.metadata["nbgrader"]["points"] = points
+    if locked or test:
+        cell.metadata["nbgrader"]["checksum"] = compute_checksum(cell)
+    return cell
+
+
+def tiny_release() -> nbformat.NotebookNode:
+    """Setup (locked, it imports the checks), an answer cell, its test, a hand-graded answer."""
+    return new_notebook(cells=[
+        graded_cell("import torch\nfrom coursetools.checks import assert_close", "setup", locked=True),
+        graded_cell("def add(a, b):\n    # YOUR CODE HERE\n    raise NotImplementedError()", "add", solution=True),
+        graded_cell(TEST_SOURCE, "test_add", test=True, points=2),
+        graded_cell("YOUR ANSWER HERE", "why", solution=True, points=1, markdown=True),
+    ])
+
+
+def answered_with(code: str) -> nbformat.NotebookNode:
+    """The tiny release with ``code`` as the student's answer."""
+    submission = tiny_release()
+    submission.cells[1].source = code
+    return submission
+
+
+# --- the scan of a submission -------------------------------------------------------------------
+
+def test_an_untouched_release_has_no_locked_cell_changes():
+    assert locked_cell_changes(tiny_release(), tiny_release()) == []
+
+
+def test_an_edited_and_a_deleted_locked_cell_are_named():
+    submission = tiny_release()
+    submission.cells[2].source = "pass"
+    del submission.cells[0]
+    assert locked_cell_changes(tiny_release(), submission) == ["deleted locked cell setup",
+                                                               "edited locked cell test_add"]
+
+
+def test_changing_a_locked_cells_points_is_an_edit():
+    submission = tiny_release()
+    submission.cells[2].metadata["nbgrader"]["points"] = 20
+    assert locked_cell_changes(tiny_release(), submission) == ["edited locked cell test_add"]
+
+
+@pytest.mark.parametrize("code, finding", [
+    ("import torch\ntorch.allclose = lambda *a, **k: True", "assigns to torch.allclose"),
+    ("import torch.testing as tt\ntt.assert_close = print", "assigns to tt.assert_close"),
+    ("import torch\ndel torch.equal", "assigns to torch.equal"),
+    ("import sys\nsys.modules['torch'] = None", "uses sys.modules"),
+    ("def add(a, b):\n    return a + b\nadd.__code__ = (lambda a, b: 0).__code__", "uses __code__"),
+    ("import ctypes", "imports ctypes"),
+    ("from importlib import reload", "imports from importlib"),
+    ("from coursetools import checks", "imports from coursetools"),
+    ("verify_untampered = lambda: None", "uses verify_untampered"),
+    ("eval('1 + 1')", "uses eval"),
+    ("setattr(object, 'x', 1)", "uses setattr"),
+    ("get_ipython().events.register('pre_run_cell', print)", "uses get_ipython"),
+])
+def test_each_suspicious_pattern_is_flagged(code, finding):
+    assert finding in suspicious_code(tiny_release(), answered_with(code))
+
+
+@pytest.mark.parametrize("code", [
+    "def add(a, b):\n    return sorted([a, b])[0] + max(a, b)",
+    "import torch\n\ndef add(a, b):\n    x = torch.zeros(2)\n    x[0] = a\n    return (x.sum() + b).item()",
+    "class Box:\n    pass\n\nbox = Box()\nbox.value = 3\n\ndef add(a, b):\n    return a + b",
+    "%matplotlib inline\n%time total = 1 + 1",
+    "def add(a, b)\n    return a + b",  # a syntax error fails in the kernel; nothing to report here
+])
+def test_innocent_code_is_not_flagged(code):
+    assert suspicious_code(tiny_release(), answered_with(code)) == []
+
+
+def test_locked_cells_are_not_scanned_as_the_students_code():
+    """The setup cell imports coursetools; only a student's own cell doing so is reported."""
+    submission = answered_with("def add(a, b):\n    return a + b")
+    assert suspicious_code(tiny_release(), submission) == []
+    submission.cells.append(new_code_cell("import coursetools"))
+    assert suspicious_code(tiny_release(), submission) == ["imports coursetools"]
+
+
+# --- hidden blocks and leaks --------------------------------------------------------------------
+
+def test_parse_blocks_gives_each_line_its_role():
+    source = "a = 1\n    ### BEGIN HIDDEN TESTS\n    b = 2\n    ### END HIDDEN TESTS\nc = 3"
+    assert [role for role, _ in parse_blocks(source)] == ["outside", "begin", "inside", "end", "outside"]
+    assert [role for role, _ in parse_blocks("### BEGIN SOLUTION\nx\n### END SOLUTION", SOLUTION_MARKERS)] == \
+        ["begin", "inside", "end"]
+
+
+def test_split_hidden_keeps_indentation_and_every_block():
+    source = "def test():\n    ok()\n    ### BEGIN HIDDEN TESTS\n    secret_one()\n    ### END HIDDEN TESTS\n" \
+             "    shown()\n### BEGIN HIDDEN TESTS\nsecret_two()\n### END HIDDEN TESTS"
+    shown, hidden = split_hidden(source)
+    assert shown == f"def test():\n    ok()\n    {HIDDEN_PLACEHOLDER}\n    shown()\n{HIDDEN_PLACEHOLDER}"
+    assert hidden == ["    secret_one()", "secret_two()"]
+
+
+def test_an_unterminated_block_hides_the_rest_of_the_cell():
+    shown, hidden = split_hidden("visible()\n### BEGIN HIDDEN TESTS\nsecret()\nmore_secret()")
+    assert shown == f"visible()\n{HIDDEN_PLACEHOLDER}"
+    assert hidden == ["secret()", "more_secret()"]
+
+
+def test_hidden_lines_leave_out_short_and_visible_ones():
+    nb = new_notebook(cells=[new_code_cell("shared_line(1)\n### BEGIN HIDDEN TESTS\nshared_line(1)\nelse:\n"
+                                           f"{HIDDEN_LINE}\n### END HIDDEN TESTS")])
+    assert hidden_lines(nb) == {HIDDEN_LINE}
+
+
+HIGHLIGHTED = ('<div class="highlight"><pre><span class="k">assert</span> <span class="n">add</span>'
+               '<span class="p">(</span><span class="mi">40</span><span class="p">,</span> '
+               '<span class="mi">2</span><span class="p">)</span> <span class="o">==</span> '
+               '<span class="mi">42</span><span class="p">,</span> <span class="s1">&#39;add is wrong for '
+               'larger numbers&#39;</span>\n</pre></div>')
+
+
+def test_visible_text_joins_highlighted_spans_and_decodes_entities():
+    assert visible_text(HIGHLIGHTED).strip() == HIDDEN_LINE
+    assert visible_text("<p>a &lt; b &amp;&amp; c &gt; d</p>") == "a < b && c > d"
+
+
+def test_visible_text_keeps_what_the_page_source_shows():
+    assert "secret()" in visible_text("<script>secret()</script>")
+    assert "secret()" in visible_text("<!-- secret() -->")
+
+
+def test_quoted_lines_finds_a_hidden_line_in_highlighted_html():
+    assert quoted_lines(HIGHLIGHTED, {HIDDEN_LINE, "never_quoted(1)"}) == [HIDDEN_LINE]
+    assert quoted_lines("<p>nothing</p>", {HIDDEN_LINE}) == []
+
+
+def test_redact_replaces_quoted_hidden_lines_longest_first():
+    text = f"AssertionError in `    {HIDDEN_LINE}` (else:)"
+    hidden = ["    " + HIDDEN_LINE, "assert add(40, 2)", "else:"]
+    assert redact(text, hidden) == f"AssertionError in `    {REDACTED}` (else:)"
+
+
+def test_feedback_preprocessor_hides_blocks_and_test_tracebacks():
+    nb = tiny_release()
+    error = new_output("error", ename="AssertionError", evalue=f"failed at {HIDDEN_LINE}",
+                       traceback=["Traceback", f"----> 4 {HIDDEN_LINE}", "AssertionError: failed"])
+    nb.cells[2].outputs = [error]
+    nb.cells[1].outputs = [new_output("stream", name="stdout", text=f"I guessed {HIDDEN_LINE}\n")]
+    nb, _ = HideHiddenTests().preprocess(nb, {})
+    assert nb.cells[2].source == f"assert add(1, 1) == 2\n{HIDDEN_PLACEHOLDER}"
+    assert nb.cells[2].outputs[0].traceback == [f"AssertionError: failed at {REDACTED}"]
+    assert nb.cells[1].outputs[0].text == f"I guessed {REDACTED}\n"
+
+
+def test_lint_reads_hidden_blocks_with_the_same_parser():
+    nb = tiny_release()
+    assert not [p for p in lint_notebook(nb) if p.startswith("test_add")]
+    nb.cells[2].source = TEST_SOURCE + "\n### BEGIN HIDDEN TESTS\nx = 1\n### END HIDDEN TESTS"
+    assert "test_add: a test cell needs exactly one hidden block, found markers begin, end, begin, end" \
+        in lint_notebook(nb)
+    nb.cells[2].source = TEST_SOURCE.replace("# Instructor notes:", "# notes:")
+    assert any(p.startswith("test_add: the hidden block must start with") for p in lint_notebook(nb))
+
+
+# --- the status of one student ------------------------------------------------------------------
+
+def test_a_notebook_killed_at_the_limit_timed_out():
+    assert autograde_status(None, "", ["uses eval"], [], 75) == (TIMED_OUT, ["stopped after 75 s", "uses eval"])
+
+
+@pytest.mark.parametrize("log, status, detail", [
+    ("[AutogradeApp | ERROR] nbclient.exceptions.DeadKernelError: Kernel died\nbye", KERNEL_DIED,
+     "[AutogradeApp | ERROR] nbclient.exceptions.DeadKernelError: Kernel died"),
+    ("[AutogradeApp | ERROR] CellTimeoutError: A cell timed out", TIMED_OUT,
+     "[AutogradeApp | ERROR] CellTimeoutError: A cell timed out"),
+    ("Timeout waiting for execute reply\nKernel died while waiting", KERNEL_DIED, "Kernel died while waiting"),
+    ("a RuntimeError was caught\n[AutogradeApp | ERROR] There was an error processing assignment\ndone", MANUAL,
+     "[AutogradeApp | ERROR] There was an error processing assignment"),
+    ("", MANUAL, "nbgrader autograde failed (see the log)"),
+])
+def test_a_failed_autograde_is_explained_by_its_log(log, status, detail):
+    assert autograde_status(1, log, ["edited locked cell test_add"], [], 75) == \
+        (status, [detail, "edited locked cell test_add"])
+
+
+def test_a_finished_autograde_is_tampered_manual_or_ok():
+    assert autograde_status(0, "", ["assigns to torch.allclose"], ["test_add"], 75) == \
+        (TAMPERED, ["assigns to torch.allclose"])
+    assert autograde_status(0, "", [], ["test_add", "test_mul"], 75) == \
+        (MANUAL, ["no automatic score for test_add, test_mul"])
+    assert autograde_status(0, "", [], [], 75) == (OK, [])
+
+
+def test_last_error_line_is_cut_to_300_characters():
+    assert last_error_line("error " + "x" * 400) == ("error " + "x" * 400)[:300]
+
+
+def test_the_tests_own_tampering_reports_are_collected():
+    nb = tiny_release()
+    nb.cells[2].outputs = [new_output("error", ename="TamperingError", evalue="torch.allclose was replaced",
+                                      traceback=[]),
+                           new_output("error", ename="AssertionError", evalue="wrong", traceback=[])]
+    assert tampering_seen_by_tests(nb) == ["tests saw: torch.allclose was replaced"]
+
+
+@pytest.mark.parametrize("record, sha, has_autograded, expected", [
+    (None, "abc", True, False),
+    ({"status": OK, "submission_sha": "old"}, "abc", True, False),
+    ({"status": OK, "submission_sha": "abc"}, "abc", True, True),
+    ({"status": TAMPERED, "submission_sha": "abc"}, "abc", False, False),
+    ({"status": KERNEL_DIED, "submission_sha": "abc"}, "abc", False, True),
+    ({"status": MISSING, "submission_sha": ""}, "", False, True),
+])
+def test_a_recorded_outcome_stands_only_for_the_same_file(record, sha, has_autograded, expected):
+    assert already_graded(record, sha, has_autograded) is expected
+
+
+# --- the class table and its CSV ----------------------------------------------------------------
+
+CELLS = [GradedCell("test_add", True, 2.0), GradedCell("why", False, 1.0)]
+
+
+def class_table() -> ClassTable:
+    return ClassTable([
+        class_row("ann", {"status": OK, "details": []}, {"test_add": 2.0, "why": None}, CELLS),
+        class_row("bob", {"status": KERNEL_DIED, "details": ["Kernel died"]}, {}, CELLS),
+        class_row("cat", {"status": MANUAL, "details": []}, {"test_add": 0.0, "why": 1.0}, CELLS),
+    ], CELLS)
+
+
+def test_graded_cells_are_read_from_the_release():
+    assert graded_cells(tiny_release()) == CELLS
+
+
+def test_csv_rows_leave_ungraded_totals_blank_and_count_answers_to_grade():
+    assert csv_rows(class_table()) == [
+        ["student", "status", "test_add", "why", "total", "max_total", "manual_to_grade", "details"],
+        ["ann", OK, "2", "", "2", "3", "1", ""],
+        ["bob", KERNEL_DIED, "", "", "", "3", "", "Kernel died"],
+        ["cat", MANUAL, "0", "1", "1", "3", "0", ""],
+    ]
+
+
+def test_write_csv_round_trips_and_leaves_no_temporary_file(tmp_path):
+    path = tmp_path / "exports" / "tiny_grades.csv"
+    write_csv(path, csv_rows(class_table()))
+    with path.open(newline="", encoding="utf-8") as handle:
+        assert list(csv.reader(handle)) == csv_rows(class_table())
+    assert [p.name for p in path.parent.iterdir()] == ["tiny_grades.csv"]
+
+
+def test_exercise_stats_put_the_hardest_first():
+    assert exercise_stats(class_table().rows, CELLS) == [("test_add", 0.5, 0.5, 2), ("why", 1.0, 1.0, 1)]
+
+
+def test_histogram_bins_scores_by_tens():
+    counts = re.findall(r'font-size="11"[^>]*>(\d+)</text>', histogram_svg([0, 5, 55, 100, 100]))
+    assert counts == ["2", "0", "0", "0", "0", "1", "0", "0", "0", "2"]
+
+
+# --- file names and paths -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, expected", [
+    ("jdoe_tiny.ipynb", {"student_id": "jdoe", "file_id": "tiny"}),
+    ("extracted/x/tiny--a.smith.ipynb", {"student_id": "a.smith", "file_id": "tiny"}),
+    ("j_roe_tiny_20260111T093000.ipynb", {"student_id": "j_roe", "file_id": "tiny", "timestamp": "20260111T093000"}),
+    ("tiny--asmith--20260111T093000.ipynb", {"student_id": "asmith", "file_id": "tiny",
+                                            "timestamp": "20260111T093000"}),
+    ("jdoe_tiny_2026-01-11-09-30-00.ipynb", None),
+    ("Untitled.ipynb", None),
+    ("jdoe_other.ipynb", None),
+    ("jdoe_tiny.txt", None),
+])
+def test_lms_file_names(name, expected):
+    assert match_submission_name(name, "tiny") == expected
+
+
+@pytest.fixture()
+def course_root(tmp_path):
+    shutil.copy(REPO_ROOT / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
+    return tmp_path
+
+
+def test_the_layout_is_nbgraders(course_root):
+    course, nbgrader = Course(course_root), course_directory(course_root)
+    assert course.notebook("submitted", "tiny", "bob") == course_root / "grading/submitted/bob/tiny/tiny.ipynb"
+    for step in ("submitted", "autograded", "feedback"):
+        folder = nbgrader.format_path(getattr(nbgrader, f"{step}_directory"), "bob", "tiny")
+        assert str(course.folder(step, "tiny", "bob")) == folder
+    assert course.notebook("release", "tiny") == course_root / "notebooks/tiny/tiny.ipynb"
+    assert course.staged_release("tiny") == course_root / "grading/release/tiny/tiny.ipynb"
+    assert course.gradebook == course_root / "grading/gradebook.db"
+    with pytest.raises(ValueError, match="unknown nbgrader step 'graded'"):
+        course.folder("graded", "tiny", "bob")
+
+
+def test_the_layout_follows_the_configuration(course_root):
+    (course_root / "nbgrader_config.py").write_text(
+        "c = get_config()\n"
+        "c.CourseDirectory.submitted_directory = 'inbox'\n"
+        "c.CourseDirectory.directory_structure = '{nbgrader_step}/{assignment_id}/{student_id}'\n")
+    course = Course(course_root)
+    assert course.notebook("submitted", "tiny", "bob") == course_root / "inbox/tiny/bob/tiny.ipynb"
+    assert course.gradebook == course_root / "gradebook.db"
+    for student in ("eve", "bob"):
+        course.folder("submitted", "tiny", student).mkdir(parents=True)
+    (course_root / "inbox" / "tiny" / "notes.txt").write_text("not a student")
+    (course_root / "inbox" / "other" / "zed").mkdir(parents=True)
+    assert course.students("submitted", "tiny") == ["bob", "eve"]
+
+
+def test_course_paths_outside_nbgrader_stay_under_grading(course_root):
+    course = Course(course_root)
+    own = [course.state_file("tiny"), course.log_file("tiny", "bob"), course.exports(), course.report("tiny"),
+           course.backups(), course.downloaded("tiny")]
+    assert all(path.is_relative_to(course_root / "grading") for path in own)
+    assert len(set(own)) == len(own)
+
