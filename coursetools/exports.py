@@ -19,7 +19,8 @@ import nbformat
 
 from coursetools.cells import GradedCell, graded_cells
 from coursetools.gradebook import gradebook_scores
-from coursetools.layout import Course, write_atomically
+from coursetools.files import write_atomically
+from coursetools.layout import Course
 from coursetools.outcomes import GRADED
 from coursetools.release import run_nbgrader
 from coursetools.state import load_state, student_records

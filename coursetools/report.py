@@ -14,7 +14,8 @@ from pathlib import Path
 
 from coursetools.cells import GradedCell
 from coursetools.exports import ClassTable, Row, class_table
-from coursetools.layout import Course, write_atomically
+from coursetools.files import write_atomically
+from coursetools.layout import Course
 from coursetools.outcomes import OK, STATUSES
 from coursetools.state import UNMATCHED, load_state
 

@@ -22,6 +22,8 @@ import jupytext
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
+from coursetools.files import write_atomically
+
 TEXT_FORMAT = "md:myst"
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
@@ -107,7 +109,7 @@ def build_notebook(course_root: Path, assignment: str) -> Path:
                 f"{target} was edited after {text.name} and differs from it, so it is not overwritten. "
                 f"Keep the edit with `jupytext --sync {target}` (it rewrites {text.name}), "
                 f"or drop it by deleting {target.name}.")
-    target.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+    write_atomically(target, nbformat.writes(nb) + "\n")  # tests in parallel read it meanwhile
     return target
 
 

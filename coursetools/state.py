@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 
-from coursetools.layout import Course, write_atomically
+from coursetools.files import write_atomically
+from coursetools.layout import Course
 
 UNMATCHED = "_unmatched"
 
