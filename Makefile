@@ -24,10 +24,10 @@ book: $(STAMP)  ## build the book into _build/html (warnings are errors)
 	$(BIN)/jupyter-book build --warningiserror --keep-going .
 
 # Tests run in parallel (pytest-xdist), one worker per core; a module's tests stay on one worker
-# (tests/conftest.py), so that its fixtures are built once. TEST_JOBS=0 runs them in this process.
+# (--dist loadscope), so that its module-scoped fixtures are built once. TEST_JOBS=0: one process.
 TEST_JOBS ?= auto
 test: book  ## run the whole test suite (builds the book first, incrementally)
-	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadgroup $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadscope $(PYTEST_ARGS)
 
 release: $(STAMP)  ## lint solutions/*/*.md, then regenerate notebooks/ from them with nbgrader
 	$(BIN)/python -m coursetools.lint

@@ -13,15 +13,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """For ``make test`` (pytest-xdist, ``--dist loadgroup``): every test without an
-    ``xdist_group`` mark joins its module's group, so a module runs on one worker and its
-    module-scoped fixtures (a graded course copy, a virtual environment) are built once; the slow
-    tests come first, so that the long groups start early and the short ones fill in around them.
-    Without xdist the marks change nothing and the order only moves slow tests first."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: slow ones first
+    """Slow tests first (the sort is stable, so each module stays together): in ``make test``'s
+    parallel run (pytest-xdist, ``--dist loadscope``: a module's tests on one worker, its
+    module-scoped fixtures built once) the long modules start early and the short ones fill in."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture()

@@ -250,12 +250,13 @@ def secret_lines(notebook_path: Path, public: set[str] = frozenset()) -> set[str
 
 
 def public_lines() -> set[str]:
-    """Lines anyone may read: the library's source, the checks students get (``coursetools/checks.py``)
-    and the visible cells of every notebook."""
+    """Lines anyone may read: the library's source, the checks students get (``coursetools/checks.py``),
+    the book's chapter pages (``book/*.md``, printed in the book) and the visible cells of every notebook."""
     from coursetools.release import assignments
 
     lines: set[str] = set()
-    for path in [*(REPO_ROOT / "transformer_lib").rglob("*.py"), REPO_ROOT / "coursetools" / "checks.py"]:
+    for path in [*(REPO_ROOT / "transformer_lib").rglob("*.py"), REPO_ROOT / "coursetools" / "checks.py",
+                 *(REPO_ROOT / "book").glob("*.md")]:
         lines.update(line.strip() for line in path.read_text(encoding="utf-8").splitlines())
     for assignment in assignments():
         lines |= _secret_and_visible(source_notebook(assignment))[1]

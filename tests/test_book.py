@@ -14,7 +14,7 @@ import yaml
 from coursetools.release import REPO_ROOT, assignments, nbgrader_env
 from course_helpers import leaked_lines, public_lines, secret_lines, source_notebook
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("built book")]  # one worker: test_book rebuilds it
+pytestmark = pytest.mark.slow
 HTML = REPO_ROOT / "_build" / "html"
 TEXT_SUFFIXES = {".html", ".js", ".json", ".txt", ".ipynb", ".md", ".py", ".css"}
 

@@ -16,7 +16,7 @@ import pytest
 
 from coursetools.release import REPO_ROOT, assignments
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("built book")]  # one worker: test_book rebuilds it
+pytestmark = pytest.mark.slow
 HTML = REPO_ROOT / "_build" / "html"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:")

@@ -24,8 +24,7 @@ ASSIGNMENTS = assignments()
 pytestmark = pytest.mark.slow
 
 
-# One xdist group per assignment: a parallel run grades the chapters on different workers.
-@pytest.fixture(scope="module", params=[pytest.param(a, marks=pytest.mark.xdist_group(a)) for a in ASSIGNMENTS])
+@pytest.fixture(scope="module", params=ASSIGNMENTS)
 def graded_course(request, tmp_path_factory) -> CourseCopy:
     """One assignment generated, then graded for two students: the solution and the stub."""
     course = CourseCopy.create(tmp_path_factory.mktemp(request.param), request.param)
