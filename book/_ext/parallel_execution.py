@@ -39,15 +39,11 @@ def _execute(notebook, cwd: str, timeout: int, allow_errors: bool):
     return notebook, result.time, result.exc_string if result.err is not None else None
 
 
-def _pages_to_execute(app, env, docnames: list[str]) -> list[tuple[str, Path, object]]:
-    """(docname, path, notebook) of each page to be read that myst-nb would execute: not cached yet."""
-    from jupyter_cache import get_cache
+def _pages_to_execute(env, cache, docnames: list[str]) -> list[tuple[str, Path, object]]:
+    """(docname, path, notebook) of each page to be read that myst-nb would execute: not in ``cache`` yet."""
     from myst_nb.core.read import create_nb_reader
 
     config = env.mystnb_config
-    if config.execution_mode != "cache":
-        return []
-    cache = get_cache(config.execution_cache_path)
     pages = []
     for docname in docnames:
         path = Path(env.doc2path(docname))
@@ -69,15 +65,17 @@ def _pages_to_execute(app, env, docnames: list[str]) -> list[tuple[str, Path, ob
 
 def execute_in_parallel(app, env, docnames: list[str]) -> None:
     """Fill myst-nb's cache with the pages about to be read, ``nb_parallel_jobs`` at a time."""
-    jobs = app.config.nb_parallel_jobs or os.cpu_count() or 1
-    pages = _pages_to_execute(app, env, docnames)
-    if jobs < 2 or len(pages) < 2:
-        return
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
     config = env.mystnb_config
+    jobs = app.config.nb_parallel_jobs or os.cpu_count() or 1
+    if config.execution_mode != "cache" or jobs < 2:
+        return
     cache = get_cache(config.execution_cache_path)
+    pages = _pages_to_execute(env, cache, docnames)
+    if len(pages) < 2:
+        return
     logger.info(f"[parallel_execution] executing {len(pages)} pages, {jobs} at a time")
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=min(jobs, len(pages))) as pool:
