@@ -24,7 +24,8 @@ book: $(STAMP)  ## build the book into _build/html (warnings are errors)
 	$(BIN)/jupyter-book build --warningiserror --keep-going .
 
 # Tests run in parallel (pytest-xdist), one worker per core; a module's tests stay on one worker
-# (--dist loadscope), so that its module-scoped fixtures are built once. TEST_JOBS=0: one process.
+# (--dist loadscope), so that its module-scoped fixtures are built once, except that the nbgrader
+# round trips are shared out by assignment (tests/conftest.py). TEST_JOBS=0: one process.
 TEST_JOBS ?= auto
 test: book  ## run the whole test suite (builds the book first, incrementally)
 	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadscope $(PYTEST_ARGS)

@@ -1,5 +1,5 @@
 """Shared pytest set-up: tests/ on sys.path (for course_helpers and library_helpers), a headless
-matplotlib, the order of the tests in a parallel run, and the fixtures more than one test module
+matplotlib, how a parallel run shares the tests out, and the fixtures more than one test module
 uses."""
 
 import os
@@ -12,11 +12,52 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 sys.path.insert(0, str(Path(__file__).parent))
 
 
+# The slow modules, longest first (seconds each on 2 idle cores: the student edition's venv and
+# notebooks ~260, the hostile submissions ~140, one assignment's round trip ~55, the rest < 60).
+SLOWEST_FIRST = ["test_student_edition", "test_hostile_submissions", "test_notebooks",
+                 "test_grading_config", "test_browser", "test_book", "test_grading_pipeline"]
+# Modules whose module-scoped fixture is parametrized by assignment: each assignment is a unit of
+# its own in a parallel run, so that eleven round trips do not queue on one worker.
+SPLIT_BY_ASSIGNMENT = {"tests/test_notebooks.py"}
+
+
+def _slowness_rank(item: pytest.Item) -> int:
+    if item.get_closest_marker("slow") is None:
+        return len(SLOWEST_FIRST) + 1
+    module = item.path.stem
+    return SLOWEST_FIRST.index(module) if module in SLOWEST_FIRST else len(SLOWEST_FIRST)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Slow tests first (the sort is stable, so each module stays together): in ``make test``'s
-    parallel run (pytest-xdist, ``--dist loadscope``: a module's tests on one worker, its
-    module-scoped fixtures built once) the long modules start early and the short ones fill in."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """Slow modules first, longest first (the sort is stable, so each module stays together): in
+    ``make test``'s parallel run the long units start early and the short ones fill in."""
+    items.sort(key=_slowness_rank)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadscope`` (``make test``): a module's tests run on one worker, so that its
+    module-scoped fixtures are built once, except that ``SPLIT_BY_ASSIGNMENT`` modules are split
+    by assignment; units are handed out in collection order (see ``pytest_collection_modifyitems``)."""
+    if config.getoption("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    from coursetools.release import assignments
+
+    known = set(assignments())
+
+    class AssignmentScopeScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            if module in SPLIT_BY_ASSIGNMENT and nodeid.endswith("]"):
+                params = nodeid[nodeid.index("[") + 1:-1].split("-")
+                assignment = next((p for p in params if p in known), None)
+                if assignment is not None:
+                    return f"{module}[{assignment}]"
+            return super()._split_scope(nodeid)
+
+    config.option.loadscopereorder = False  # keep the order above, not "most tests first"
+    return AssignmentScopeScheduling(config, log)
 
 
 @pytest.fixture()

@@ -15,7 +15,9 @@ it computes does not depend on this extension; single-thread timings a page meas
 a little slower while another page runs on the other core.
 
 Configuration (``_config.yml``, ``sphinx: config:``): ``nb_parallel_jobs``, the number of pages
-run at once (default: the number of CPU cores; 1 leaves the execution to myst-nb).
+run at once (default: the number of CPU cores; 1 leaves the execution to myst-nb);
+``nb_parallel_first``, docnames of the slowest pages, started first in that order (the others
+follow in Sphinx's order), so that a long page does not start last and run alone at the end.
 """
 
 from __future__ import annotations
@@ -76,6 +78,8 @@ def execute_in_parallel(app, env, docnames: list[str]) -> None:
     pages = _pages_to_execute(env, cache, docnames)
     if len(pages) < 2:
         return
+    first = list(app.config.nb_parallel_first)
+    pages.sort(key=lambda page: first.index(page[0]) if page[0] in first else len(first))
     logger.info(f"[parallel_execution] executing {len(pages)} pages, {jobs} at a time")
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=min(jobs, len(pages))) as pool:
@@ -97,5 +101,6 @@ def execute_in_parallel(app, env, docnames: list[str]) -> None:
 
 def setup(app) -> dict:
     app.add_config_value("nb_parallel_jobs", 0, "", [int])
+    app.add_config_value("nb_parallel_first", [], "", [list])
     app.connect("env-before-read-docs", execute_in_parallel)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
