@@ -9,28 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from coursetools.release import REPO_ROOT, assignments, nbgrader_env
+from book_helpers import chapter_pages, toc_files
 from course_helpers import leaked_lines, public_lines, secret_lines, source_notebook
 
 pytestmark = pytest.mark.slow
 HTML = REPO_ROOT / "_build" / "html"
 TEXT_SUFFIXES = {".html", ".js", ".json", ".txt", ".ipynb", ".md", ".py", ".css"}
-
-
-def toc_files() -> list[str]:
-    toc = yaml.safe_load((REPO_ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-
-    def walk(entries: list[dict]) -> None:
-        for entry in entries:
-            files.append(entry["file"])
-            walk(entry.get("sections", []))
-
-    for part in toc.get("parts", []):
-        walk(part["chapters"])
-    return files
 
 
 @pytest.fixture(scope="module")
@@ -116,3 +102,16 @@ def test_released_notebooks_are_shown_not_executed(built_book: Path):
         page = (built_book / "notebooks" / assignment / f"{assignment}.html").read_text(encoding="utf-8")
         assert "NotImplementedError" in page, "the released stub should be shown as it is"
         assert "Traceback" not in page, "released notebooks must not be executed in the book"
+
+
+def test_no_heading_numbers_itself():
+    """The table of contents numbers the chapters and their sections (``9.10.3``): a heading that
+    also carries a number of its own would show two."""
+    numbered = []
+    for page in chapter_pages():
+        in_code = False
+        for line in (REPO_ROOT / f"{page}.md").read_text(encoding="utf-8").splitlines():
+            in_code ^= line.startswith("```")  # a code cell's comments are not headings
+            if not in_code and re.match(r"#{1,6} \d+(\.\d+)*\.? ", line):
+                numbered.append(f"{page}.md: {line}")
+    assert not numbered, f"headings with a number of their own: {numbered}"
