@@ -202,8 +202,14 @@ def speed(seed: int, scale: float) -> list[Row]:
              time.perf_counter() - start)]
 
 
-#: g2p models by device kind: (d_model, heads, layers each side, d_ff, batch size, peak learning rate).
-G2P_SIZES = {"cpu": (128, 4, 3, 512, 128, 1e-3), "cuda": (256, 4, 3, 1024, 256, 1e-3)}
+#: g2p models by device kind: (d_model, heads, layers each side, d_ff, dropout, batch size, peak learning rate).
+#: On 2 CPU cores ten minutes are about three passes over the 121k training words: the model that
+#: learns most in that time is small, without dropout (which costs a quarter of a CPU step, in
+#: random numbers, and only pays off over many epochs), at a high learning rate. Validation WER
+#: after 8 minutes on one core shared with another run: d_model 64 37.8%, 96 40.6%, 128 44.0%
+#: (2 layers each side). Test WER of the whole benchmark: this model 37.1% (greedy) and 36.2%
+#: (beam 4), where 128 x 3 layers with dropout 0.1 and learning rate 1e-3 had 48.8% and 48.0%.
+G2P_SIZES = {"cpu": (64, 4, 2, 256, 0.0, 128, 3e-3), "cuda": (256, 4, 3, 1024, 0.1, 256, 1e-3)}
 
 
 def g2p(seed: int, scale: float, device: str = "cpu") -> list[Row]:
@@ -214,10 +220,10 @@ def g2p(seed: int, scale: float, device: str = "cpu") -> list[Row]:
     """
     seed_everything(seed)
     task = g2p_task(n_valid=500, seed=seed)
-    d_model, heads, layers, d_ff, batch_size, lr = G2P_SIZES["cuda" if device.startswith("cuda") else "cpu"]
+    d_model, heads, layers, d_ff, dropout, batch_size, lr = G2P_SIZES["cuda" if device.startswith("cuda") else "cpu"]
     n = len(task.vocab)
-    model = Transformer(n, n, d_model, heads, layers, layers, d_ff, 0.1, max_len=64)
-    config = TrainConfig(max_steps=100_000, lr=lr, schedule="cosine", warmup_steps=500,
+    model = Transformer(n, n, d_model, heads, layers, layers, d_ff, dropout, max_len=64)
+    config = TrainConfig(max_steps=100_000, lr=lr, schedule="cosine", warmup_steps=300,
                          device=device, seed=seed, eval_every=500, progress=False)
     trainer = Trainer(model, G2PObjective(label_smoothing=0.1, task=task), config,
                       task.loader("train", batch_size, seed=seed), task.loader("valid", 250))
