@@ -203,7 +203,7 @@ def speed(seed: int, scale: float) -> list[Row]:
 
 
 #: g2p models by device kind: (d_model, heads, layers each side, d_ff, dropout, batch size, peak learning rate).
-#: On 2 CPU cores ten minutes are about three passes over the 121k training words: the model that
+#: On 2 CPU cores ten minutes are a few passes over the 112k training words: the model that
 #: learns most in that time is small, without dropout (which costs a quarter of a CPU step, in
 #: random numbers, and only pays off over many epochs), at a high learning rate. Validation WER
 #: after 8 minutes on one core shared with another run: d_model 64 37.8%, 96 40.6%, 128 44.0%
