@@ -19,6 +19,8 @@ SLOWEST_FIRST = ["test_student_edition", "test_hostile_submissions", "test_noteb
 # Modules whose module-scoped fixture is parametrized by assignment: each assignment is a unit of
 # its own in a parallel run, so that eleven round trips do not queue on one worker.
 SPLIT_BY_ASSIGNMENT = {"tests/test_notebooks.py"}
+# Modules that must share a worker: test_book rebuilds the book that test_browser reads.
+SHARED_UNITS = {"tests/test_book.py": "built book", "tests/test_browser.py": "built book"}
 
 
 def _slowness_rank(item: pytest.Item) -> int:
@@ -37,7 +39,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """``--dist loadscope`` (``make test``): a module's tests run on one worker, so that its
     module-scoped fixtures are built once, except that ``SPLIT_BY_ASSIGNMENT`` modules are split
-    by assignment; units are handed out in collection order (see ``pytest_collection_modifyitems``)."""
+    by assignment and ``SHARED_UNITS`` modules run together; units are handed out in collection order (see ``pytest_collection_modifyitems``)."""
     if config.getoption("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -49,6 +51,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     class AssignmentScopeScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::", 1)[0]
+            if module in SHARED_UNITS:
+                return SHARED_UNITS[module]
             if module in SPLIT_BY_ASSIGNMENT and nodeid.endswith("]"):
                 params = nodeid[nodeid.index("[") + 1:-1].split("-")
                 assignment = next((p for p in params if p in known), None)

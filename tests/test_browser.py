@@ -66,14 +66,11 @@ def test_page_renders_offline(browser, path: str):
     page = context.new_page()
     requested: list[str] = []
     page.on("request", lambda request: requested.append(request.url))
-    page.goto((HTML / f"{path}.html").as_uri(), wait_until="load")
+    open_page(page, path)
 
-    has_maths = page.evaluate("() => document.querySelectorAll('.math').length") > 0
-    if has_maths:
-        page.wait_for_function("() => document.querySelectorAll('mjx-container').length > 0", timeout=20_000)
-        unrendered = page.evaluate(
-            "() => [...document.querySelectorAll('.math')].filter(m => !m.querySelector('mjx-container')).length")
-        assert unrendered == 0, f"{path}: {unrendered} formulas were not typeset"
+    unrendered = page.evaluate(
+        "() => [...document.querySelectorAll('.math')].filter(m => !m.querySelector('mjx-container')).length")
+    assert unrendered == 0, f"{path}: {unrendered} formulas were not typeset"
 
     broken_images = page.evaluate(
         "() => [...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
