@@ -240,9 +240,8 @@ def pad_batch(sequences: Sequence[Sequence[int] | torch.Tensor], pad_id: int = 0
     for i, length in enumerate(lengths):
         if length > width:
             raise ValueError(f"sequences[{i}] has length {length}, longer than max_len={width}")
-    ids = torch.full((len(rows), width), _as_int(pad_id, "pad_id"), dtype=torch.long)
-    for i, row in enumerate(rows):
-        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+    pad = _as_int(pad_id, "pad_id")
+    ids = torch.tensor([row + [pad] * (width - len(row)) for row in rows], dtype=torch.long)  # one copy, not B
     return ids, torch.tensor(lengths, dtype=torch.long)
 
 
@@ -373,4 +372,7 @@ def _as_id_list(sequence: object, what: str) -> list[int]:
         return sequence.tolist()
     if isinstance(sequence, str) or not isinstance(sequence, Iterable):
         raise TypeError(f"{what} must be a list of int ids, got {type(sequence).__name__}")
-    return [_as_int(x, f"each id of {what}") for x in sequence]
+    ids = list(sequence)
+    if all(type(x) is int for x in ids):  # the common case, checked without a call per id
+        return ids
+    return [_as_int(x, f"each id of {what}") for x in ids]

@@ -155,8 +155,9 @@ class Trainer:
         self.train_loader, self.valid_loader = train_loader, valid_loader
         seed_everything(config.seed + self.rank)
         self.model = model.to(self.device)
+        # The fused kernel updates every parameter in one pass: PyTorch's fastest AdamW on CPUs and GPUs.
         self.optimizer = torch.optim.AdamW(weight_decay_groups(model, config.weight_decay), lr=config.lr,
-                                           betas=config.betas, eps=1e-9)
+                                           betas=config.betas, eps=1e-9, fused=self.device.type in ("cpu", "cuda"))
         self.scheduler = self._schedule(done_steps=0)
         self.dtype = autocast_dtype(self.device, config.precision)
         self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.dtype == torch.float16 and self.device.type == "cuda")
