@@ -136,3 +136,16 @@ def test_cli_trains_scores_by_wer_and_pronounces(tmp_path, capsys):
     with pytest.raises(SystemExit):
         pronounce_main(["--run", str(tmp_path / "nothing"), "cat"])
     assert "no trained run" in capsys.readouterr().err
+
+
+def test_cli_pronounces_with_several_runs_as_one_ensemble(tmp_path, capsys):
+    runs = {name: tmp_path / name for name in ("a", "b", "stressed")}
+    for name, out in runs.items():
+        flags = ["--seed", "1"] if name == "b" else ["--stress"] if name == "stressed" else []
+        assert train_main([*TINY, *flags, "--max-steps", "2", "--quiet", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert pronounce_main(["--run", str(runs["a"]), "--run", str(runs["b"]), "--beam-size", "2", "cat", "blorft"]) == 0
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == ["cat", "blorft"]
+    with pytest.raises(SystemExit):
+        pronounce_main(["--run", str(runs["a"]), "--run", str(runs["stressed"]), "cat"])
+    assert "all be trained with --stress or all without" in capsys.readouterr().err
