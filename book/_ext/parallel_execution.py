@@ -32,13 +32,31 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 
+#: How often a page's kernel may fail to start before the page is left to myst-nb.
+KERNEL_STARTS = 3
+
+
 def _execute(notebook, cwd: str, timeout: int, allow_errors: bool):
-    """Run ``notebook`` in a fresh kernel (in a worker process); return it, seconds, and any error."""
+    """Run ``notebook`` in a fresh kernel (in a worker process); return it, seconds, and any error.
+
+    Kernels starting at the same moment in two processes can be handed the same free TCP port
+    (jupyter_client picks the ports, the kernel binds them a moment later); the loser dies with
+    "Address already in use" and the client reports "Kernel died before replying to kernel_info".
+    Such a start is tried again. Any other exception comes back as the page's error, so that
+    myst-nb runs the page itself, instead of stopping the whole build.
+    """
     from jupyter_cache.executors.utils import single_nb_execution
 
-    result = single_nb_execution(notebook, cwd=cwd, timeout=timeout, allow_errors=allow_errors,
-                                 meta_override=True)
-    return notebook, result.time, result.exc_string if result.err is not None else None
+    for attempt in range(1, KERNEL_STARTS + 1):
+        try:
+            result = single_nb_execution(notebook, cwd=cwd, timeout=timeout, allow_errors=allow_errors,
+                                         meta_override=True)
+        except Exception as error:  # noqa: BLE001 - whatever it is, myst-nb runs the page again and reports it
+            if "Kernel died before replying" in str(error) and attempt < KERNEL_STARTS:
+                time.sleep(attempt)
+                continue
+            return notebook, 0.0, f"{type(error).__name__}: {error}"
+        return notebook, result.time, result.exc_string if result.err is not None else None
 
 
 def _pages_to_execute(env, cache, docnames: list[str]) -> list[tuple[str, Path, object]]:
@@ -90,8 +108,8 @@ def execute_in_parallel(app, env, docnames: list[str]) -> None:
             docname, path = running[done]
             notebook, seconds, error = done.result()
             if error is not None:
-                logger.info(f"[parallel_execution] {docname} failed after {seconds:.0f} s; "
-                            "myst-nb will run it again and report the error")
+                logger.info(f"[parallel_execution] {docname} failed after {seconds:.0f} s "
+                            f"({error.strip().splitlines()[-1]}); myst-nb will run it again and report the error")
                 continue
             cache.cache_notebook_bundle(CacheBundleIn(notebook, str(path), data={"execution_seconds": seconds}),
                                         check_validity=False, overwrite=True)
