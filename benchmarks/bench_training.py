@@ -237,6 +237,12 @@ G2P_SETUPS = {"cpu": G2PSetup(64, 4, 2, 128, 0.0, 64, 3e-3, members=2),
               "cuda": G2PSetup(256, 4, 3, 1024, 0.1, 256, 1e-3, members=1)}
 
 
+def g2p_model(setup: G2PSetup, n_vocab: int) -> Transformer:
+    """The setup's Transformer, letters and phonemes sharing one vocabulary of ``n_vocab`` ids."""
+    return Transformer(n_vocab, n_vocab, setup.d_model, setup.heads, setup.layers, setup.layers, setup.d_ff,
+                       setup.dropout, max_len=64)
+
+
 def g2p_member(setup: G2PSetup, seed: int, seconds: float, device: str, threads: int) -> tuple[dict, int]:
     """Train one g2p Transformer for ``seconds`` (in a process of its own); return its weights and steps.
 
@@ -247,8 +253,7 @@ def g2p_member(setup: G2PSetup, seed: int, seconds: float, device: str, threads:
     seed_everything(seed)
     task = g2p_task(seed=seed)
     n = len(task.vocab)
-    model = Transformer(n, n, setup.d_model, setup.heads, setup.layers, setup.layers, setup.d_ff, setup.dropout,
-                        max_len=64)
+    model = g2p_model(setup, n)
     config = TrainConfig(max_steps=100_000, lr=setup.lr, schedule="cosine", warmup_steps=300,
                          device=device, seed=seed, progress=False)
     # No validation set: nothing is decided on it here, and decoding it every 500 steps cost 5% of the steps.
@@ -279,8 +284,7 @@ def g2p(seed: int, scale: float, device: str = "cpu") -> list[Row]:
     n = len(task.vocab)
     models = []
     for weights, _ in trained:
-        model = Transformer(n, n, setup.d_model, setup.heads, setup.layers, setup.layers, setup.d_ff, setup.dropout,
-                            max_len=64)
+        model = g2p_model(setup, n)
         model.load_state_dict(weights)
         models.append(model.to(device))
     name = (f"g2p CMUdict no stress, Transformer ({n_params(models[0]) / 1e3:.0f}k params, {device}, "

@@ -34,8 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _trained_run(parser: argparse.ArgumentParser, run: Path, beam_size: int) -> tuple[Path, argparse.Namespace]:
-    """The folder and the training flags of a g2p run, or a parser error that says what is wrong with it."""
+def _trained_run(parser: argparse.ArgumentParser, run: Path, beam_size: int) -> argparse.Namespace:
+    """The training flags of the g2p run in ``run``, or a parser error that says what is wrong with it."""
     if not (run / "metrics.json").is_file() or not (run / "checkpoint.pt").is_file():
         parser.error(f"no trained run in {str(run)!r}: expected checkpoint.pt and metrics.json written by "
                      f"python -m transformer_lib.train --task g2p --out {run}")
@@ -44,7 +44,7 @@ def _trained_run(parser: argparse.ArgumentParser, run: Path, beam_size: int) -> 
         parser.error(f"the run in {str(run)!r} learned --task {trained.task}, not g2p")
     if beam_size > 1 and trained.model != "transformer":
         parser.error(f"--beam-size {beam_size} needs transformer runs, got --model {trained.model} in {str(run)!r}")
-    return run, trained
+    return trained
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -55,12 +55,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         words = [check_spelling(w) for w in args.words]
     except ValueError as error:
         parser.error(str(error))
-    runs = [_trained_run(parser, Path(folder), args.beam_size) for folder in args.run or ["runs/g2p"]]
-    if len({trained.stress for _, trained in runs}) > 1:
+    folders = [Path(folder) for folder in args.run or ["runs/g2p"]]
+    runs = [_trained_run(parser, folder, args.beam_size) for folder in folders]
+    if len({trained.stress for trained in runs}) > 1:
         parser.error("the runs must all be trained with --stress or all without: their phoneme sets differ")
-    task = g2p_task(stress=runs[0][1].stress)  # the whole dictionary: build_model sizes positions by its longest word
+    task = g2p_task(stress=runs[0].stress)  # the whole dictionary: build_model sizes positions by its longest word
     models = []
-    for run, trained in runs:
+    for run, trained in zip(folders, runs):
         model = build_model(trained, task)
         model.load_state_dict(load_checkpoint(run / "checkpoint.pt")["model"])
         models.append(model)
