@@ -3,7 +3,7 @@
 # bf16 / fp16 autocast and fp32, torch.compile, a checkpoint resumed, the GPT, g2p and its
 # pronouncer, and the module benchmark against PyTorch. Each run prints its last lines and its time.
 #
-#     bash benchmarks/gpu_paths.sh          # from the repository root, with the course's Python on PATH
+#     PYTHON=python3 bash benchmarks/gpu_paths.sh   # from the repository root; a Python with a CUDA build of PyTorch
 set -u
 PYTHON=${PYTHON:-python3}
 out=$(mktemp -d)
