@@ -3,9 +3,10 @@
 # bf16 / fp16 autocast and fp32, torch.compile, a checkpoint resumed, the GPT, g2p and its
 # pronouncer, and the module benchmark against PyTorch. Each run prints its last lines and its time.
 #
-#     PYTHON=python3 bash benchmarks/gpu_paths.sh   # from the repository root; a Python with a CUDA build of PyTorch
+#     PYTHON=python3 bash benchmarks/gpu_paths.sh   # PYTHON: one with a CUDA build of PyTorch
 set -u
 PYTHON=${PYTHON:-python3}
+cd "$(dirname "$0")/.." && export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # transformer_lib, installed or not
 out=$(mktemp -d)
 run() {
     echo "=== $*"
