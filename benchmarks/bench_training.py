@@ -309,14 +309,15 @@ def g2p(seed: int, scale: float, device: str = "cpu") -> list[Row]:
             f"{n_params(models[0]) / 1e3:.0f}k params, {device}, "
             f"{threads} thread{'s' if threads > 1 else ''})")
     goal, words = "test WER < 33.9% (WFST), 31% (Transformer)", f"{len(task.words['test']):,d} words"
-    rows = []
-    for i, (model, (_, steps)) in enumerate(zip(models, trained)):
-        alone = pronunciation_scores(model, task, "test")
-        rows.append((f"{name}, seed {seed + i}", goal, f"test WER {alone['wer']:.1%} PER {alone['per']:.1%} greedy "
-                     f"({steps} steps of {setup.batch_size}, {words})", wall))
-    decoder, what = (Ensemble(models), f"the {setup.members} above as one ensemble") if setup.members > 1 else \
-        (models[0], "the model above")
-    greedy = pronunciation_scores(decoder, task, "test")
+    alone = [pronunciation_scores(model, task, "test") for model in models]  # greedy
+    rows = [(f"{name}, seed {seed + i}", goal, f"test WER {scores['wer']:.1%} PER {scores['per']:.1%} greedy "
+             f"({steps} steps of {setup.batch_size}, {words})", wall)
+            for i, (scores, (_, steps)) in enumerate(zip(alone, trained))]
+    if setup.members > 1:
+        decoder, what = Ensemble(models), f"the {setup.members} above as one ensemble"
+        greedy = pronunciation_scores(decoder, task, "test")
+    else:  # one model: its greedy scores are those above
+        (decoder,), what, (greedy,) = models, "the model above", alone
     beam = pronunciation_scores(decoder, task, "test", beam_size=4)
     rows.append((f"g2p, {what}, greedy and beam 4", goal,
                  f"test WER {greedy['wer']:.1%} PER {greedy['per']:.1%} greedy, WER {beam['wer']:.1%} "
