@@ -110,3 +110,38 @@ def test_decoding_requires_the_protocol():
         greedy_decode(nn.Linear(2, 2), torch.ones(1, 2, dtype=torch.long), 3)
     with pytest.raises(ValueError, match=r"\(B, S\)"):
         greedy_decode(TinyEncDec(), torch.ones(3, dtype=torch.long), 3)
+
+
+def nucleus_mass(logits, kept):
+    """Float64 probability mass of the ``kept`` tokens of each row, and the same without the least likely."""
+    probs = logits.double().softmax(-1)
+    least = probs.masked_fill(~kept, float("inf")).min(-1).values
+    mass = (probs * kept).sum(-1)
+    return mass, mass - least
+
+
+@pytest.mark.parametrize("scale", [3.0, 10.0])
+def test_top_p_one_keeps_every_token(scale):
+    logits = torch.randn(2, 128_256, generator=torch.Generator().manual_seed(0)) * scale
+    assert torch.equal(filter_logits(logits, top_p=1.0), logits)
+
+
+@pytest.mark.parametrize("top_p", [0.5, 0.9, 0.999, 1 - 1e-6])
+def test_top_p_keeps_the_smallest_set_reaching_p_in_a_large_vocabulary(top_p):
+    logits = torch.randn(3, 128_256, generator=torch.Generator().manual_seed(1)) * 3
+    kept = filter_logits(logits, top_p=top_p).isfinite()
+    mass, mass_without_least = nucleus_mass(logits, kept)
+    assert (mass >= top_p).all() and (mass_without_least < top_p).all()
+
+
+def test_top_p_keeps_every_token_tied_with_the_last_of_the_nucleus():
+    logits = torch.tensor([[2.0, 1.0, 1.0, 1.0, 0.0]])  # the nucleus for 0.5 ends inside the tie
+    assert torch.isinf(filter_logits(logits, top_p=0.5)).tolist() == [[False, False, False, False, True]]
+    order = torch.randperm(5, generator=torch.Generator().manual_seed(2))
+    assert torch.equal(filter_logits(logits[:, order], top_p=0.5), filter_logits(logits, top_p=0.5)[:, order])
+
+
+@pytest.mark.parametrize("top_p", [0.0, -0.1, 1.5])
+def test_top_p_out_of_range_is_refused(top_p):
+    with pytest.raises(ValueError, match=r"top_p must be in \(0, 1\]"):
+        filter_logits(torch.zeros(1, 4), top_p=top_p)

@@ -81,9 +81,14 @@ def greedy_decode(model: nn.Module, src: torch.Tensor, max_len: int, bos_id: int
 def filter_logits(logits: torch.Tensor, top_k: int | None = None, top_p: float | None = None) -> torch.Tensor:
     """Set to ``-inf`` the logits ``(N, n_vocab)`` outside the top-k and outside the nucleus.
 
+    ``top_k`` keeps the ``k`` largest logits of each row and every logit tied with the k-th.
     ``top_p`` keeps the smallest set of most likely tokens whose probabilities add up to at
-    least ``top_p`` (nucleus sampling, Holtzman et al. 2019, "The Curious Case of Neural Text
-    Degeneration"); the most likely token is always kept.
+    least ``top_p`` (nucleus sampling, Holtzman et al. 2020, "The Curious Case of Neural Text
+    Degeneration"): a token is kept while the mass of the tokens more likely than it is below
+    ``top_p``, so the most likely token is always kept. The mass is accumulated in float64 (in
+    float32 it reaches 1 before a large vocabulary's tail), and ``top_p = 1`` keeps every token.
+    Ties at the boundary are all kept: a token whose logit equals that of the least likely token
+    of the nucleus is kept too, so the set does not depend on the order in which ties are sorted.
     """
     if top_k is not None:
         if not isinstance(top_k, int) or top_k < 1:
@@ -93,10 +98,13 @@ def filter_logits(logits: torch.Tensor, top_k: int | None = None, top_p: float |
     if top_p is not None:
         if not 0 < top_p <= 1:
             raise ValueError(f"top_p must be in (0, 1], got {top_p}")
-        sorted_logits, order = logits.sort(dim=-1, descending=True)
-        probs = sorted_logits.softmax(dim=-1)
-        outside = probs.cumsum(dim=-1) - probs >= top_p  # mass before this token already reaches top_p
-        logits = logits.masked_fill(outside.scatter(-1, order, outside), float("-inf"))
+        if top_p < 1:
+            sorted_logits = logits.sort(dim=-1, descending=True).values
+            probs = sorted_logits.double().softmax(dim=-1)
+            mass_before = F.pad(probs.cumsum(dim=-1)[..., :-1], (1, 0))  # of the tokens likelier than each
+            in_nucleus = (mass_before < top_p).sum(dim=-1, keepdim=True)  # >= 1: the first has 0 before it
+            last = sorted_logits.gather(-1, in_nucleus - 1)  # the least likely logit of the nucleus
+            logits = logits.masked_fill(logits < last, float("-inf"))
     return logits
 
 
