@@ -9,6 +9,7 @@ from transformer_lib.modern import GroupedQueryAttention, ModernBlock, ModernCon
 from transformer_lib.multihead import KVCache, MultiHeadAttention
 from transformer_lib.rope import RotaryEmbedding, apply_rotary, rotary_cos_sin
 from transformer_lib.tiled import tiled_attention
+from transformer_lib.weights import rope_rows_from_interleaved
 
 F64 = torch.float64
 
@@ -43,6 +44,38 @@ def test_rope_is_a_rotation_and_start_shifts_positions():
     expected = torch.stack([torch.stack([c1.cos(), c1 * 0, s1.sin(), c1 * 0]),
                             torch.stack([c2 * 0, c2.cos(), c2 * 0, s2.sin()])])
     assert torch.allclose(turned, expected, atol=1e-15)
+
+
+def meta_rotary(x, base=10000.0):
+    """Meta's reference RoPE: pairs (2i, 2i + 1) of ``x`` ``(B, T, h, d_head)`` as complex numbers, turned."""
+    T, d_head = x.shape[1], x.shape[-1]
+    theta = base ** (-torch.arange(0, d_head, 2, dtype=F64) / d_head)
+    turns = torch.polar(torch.ones(T, d_head // 2, dtype=F64), torch.arange(T, dtype=F64)[:, None] * theta)
+    pairs = torch.view_as_complex(x.reshape(*x.shape[:-1], d_head // 2, 2))
+    return torch.view_as_real(pairs * turns[:, None]).flatten(-2)
+
+
+def test_meta_layout_weights_reordered_for_rotate_half_give_the_same_scores():
+    torch.manual_seed(0)
+    B, T, h, d_head, d_model = 2, 7, 3, 8, 20
+    x = torch.randn(B, T, d_model, dtype=F64)
+    w_q, w_k = (torch.randn(h * d_head, d_model, dtype=F64) for _ in range(2))  # Meta's layout
+
+    def scores(q, k):  # (B, T, h, d_head) -> (B, h, T, T)
+        return torch.einsum("bthd,bshd->bhts", q, k)
+
+    theirs = scores(meta_rotary((x @ w_q.T).view(B, T, h, d_head)), meta_rotary((x @ w_k.T).view(B, T, h, d_head)))
+    rope = RotaryEmbedding(d_head)
+
+    def ours(w_q, w_k):
+        q, k = ((x @ w.T).view(B, T, h, d_head).transpose(1, 2) for w in (w_q, w_k))  # (B, h, T, d_head)
+        return scores(rope(q).transpose(1, 2), rope(k).transpose(1, 2))
+
+    reordered = ours(rope_rows_from_interleaved(w_q, h), rope_rows_from_interleaved(w_k, h))
+    assert torch.allclose(reordered, theirs, atol=1e-12)
+    assert not torch.allclose(ours(w_q, w_k), theirs, atol=1e-3)  # the layouts differ: loading unchanged is wrong
+    with pytest.raises(ValueError, match="d_head even"):
+        rope_rows_from_interleaved(torch.zeros(9, 4), 3)
 
 
 def test_rope_rejects_odd_or_mismatched_sizes():

@@ -44,10 +44,10 @@ def randomise(module):
     return module
 
 
-def test_gpt_equals_gpt2lmheadmodel():
-    theirs = hf_gpt2()
-    randomise(theirs)
-    ours = gpt_from_hf_gpt2(theirs.state_dict(), num_heads=H).eval()
+@pytest.mark.parametrize("activation", ["gelu", "gelu_new"])
+def test_gpt_equals_gpt2lmheadmodel(activation):
+    theirs = randomise(hf_gpt2(activation))
+    ours = gpt_from_hf_gpt2(theirs.state_dict(), num_heads=H, activation_function=activation).eval()
     idx = torch.randint(0, V, (3, 24), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         assert torch.allclose(ours(idx), theirs(idx).logits, atol=1e-12, rtol=0)
@@ -55,7 +55,7 @@ def test_gpt_equals_gpt2lmheadmodel():
 
 def test_gpt_with_kv_cache_equals_gpt2_with_past_key_values():
     theirs = randomise(hf_gpt2())
-    ours = gpt_from_hf_gpt2(theirs.state_dict(), num_heads=H).eval()
+    ours = gpt_from_hf_gpt2(theirs.state_dict(), num_heads=H, activation_function="gelu").eval()
     idx = torch.randint(0, V, (2, 5), generator=torch.Generator().manual_seed(2))
     caches = [KVCache() for _ in ours.blocks.layers]
     with torch.no_grad():
@@ -72,13 +72,15 @@ def test_gpt_with_kv_cache_equals_gpt2_with_past_key_values():
     assert torch.equal(ours.generate(idx[:, :5], 8, temperature=0), idx)
 
 
-def test_gpt2_checkpoints_use_the_tanh_gelu_which_gpt_approximates():
-    theirs = randomise(hf_gpt2("gelu_new"))
-    ours = gpt_from_hf_gpt2(theirs.state_dict(), num_heads=H).eval()
+def test_gpt2_loaded_with_the_other_gelu_differs():
+    theirs = randomise(hf_gpt2("gelu_new"))  # released GPT-2 checkpoints: the tanh approximation, our default
+    ours = gpt_from_hf_gpt2(theirs.state_dict(), num_heads=H, activation_function="gelu").eval()
     idx = torch.randint(0, V, (2, 12), generator=torch.Generator().manual_seed(3))
     with torch.no_grad():
         gap = (ours(idx) - theirs(idx).logits).abs().max().item()
-    assert 1e-12 < gap < 1e-2  # the approximation, not a bug: same layout, slightly different GELU
+    assert 1e-12 < gap < 1e-2  # the approximation: same layout, slightly different GELU
+    with pytest.raises(ValueError, match="activation_function must be one of"):
+        gpt_from_hf_gpt2(theirs.state_dict(), num_heads=H, activation_function="relu")
 
 
 def llama_layer_pair(num_kv_heads, exact_norms):
@@ -156,3 +158,18 @@ def test_loaders_reject_other_layouts():
         gpt_from_hf_gpt2({"embed_tokens.weight": torch.zeros(3, 4)}, num_heads=2)
     with pytest.raises(ValueError, match="not a Llama decoder layer"):
         llama_layer_state({"ln_1.weight": torch.zeros(4)})
+    meta = {"tok_embeddings.weight": torch.zeros(V, D), "layers.0.attention.wq.weight": torch.zeros(D, D)}
+    with pytest.raises(ValueError, match=r"Meta's original Llama layout.*rope_rows_from_interleaved"):
+        gpt_from_hf_llama(meta, num_heads=H, num_kv_heads=H_KV)
+    with pytest.raises(ValueError, match="Meta's original Llama layout"):
+        llama_layer_state({"attention.wq.weight": torch.zeros(D, D)})
+
+
+def test_llama_loader_refuses_rope_scaling():
+    theirs = randomise(LlamaForCausalLM(llama_config()).to(F64))
+    llama31 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+               "original_max_position_embeddings": 8192}
+    with pytest.raises(NotImplementedError, match="rope_scaling=.*llama3.*not implemented"):
+        gpt_from_hf_llama(theirs.state_dict(), num_heads=H, num_kv_heads=H_KV, rope_scaling=llama31)
+    unscaled = gpt_from_hf_llama(theirs.state_dict(), num_heads=H, num_kv_heads=H_KV, rope_scaling={"rope_type": "default"})
+    assert unscaled.lm_head.weight.shape == (V, D)

@@ -14,6 +14,7 @@ By default the layers run the fused attention kernel and keep no attention weigh
 from __future__ import annotations
 
 import copy
+from functools import partial
 from typing import Any, Callable
 
 import torch.nn.functional as F
@@ -23,7 +24,12 @@ from .multihead import KVCache, MultiHeadAttention
 
 __all__ = ["PositionwiseFeedForward", "Residual", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder"]
 
-ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {"relu": F.relu, "gelu": F.gelu}
+# "gelu_tanh" is GELU's tanh approximation, the activation released GPT-2 checkpoints were trained with.
+ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
+    "relu": F.relu,
+    "gelu": F.gelu,
+    "gelu_tanh": partial(F.gelu, approximate="tanh"),
+}
 
 
 class PositionwiseFeedForward(nn.Module):

@@ -116,6 +116,8 @@ class GPT(nn.Module):
     The output layer shares its weights with the token embedding (Press and Wolf 2017).
     ``config=ModernConfig(...)`` builds the blocks from ``modern.ModernBlock`` instead, with the
     switches of chapter 11 (RoPE, RMSNorm, SwiGLU, grouped-query attention, untied output layer).
+    ``activation`` is the GPT-2 layout's feed-forward activation: ``"gelu"`` (exact) or
+    ``"gelu_tanh"`` (the tanh approximation that released GPT-2 checkpoints were trained with).
     """
 
     def __init__(
@@ -128,13 +130,17 @@ class GPT(nn.Module):
         max_len: int,
         dropout: float = 0.0,
         config: ModernConfig | None = None,
+        activation: str = "gelu",
     ) -> None:
         super().__init__()
+        if config is not None and activation != "gelu":
+            raise ValueError(f"activation={activation!r} applies to the GPT-2 layout (config=None); "
+                             f"a ModernConfig sets its own feed_forward ({config.feed_forward!r})")
         self.max_len = max_len
         positional = "learned" if config is None or config.positional == "learned" else None
         self.embedding = InputEmbedding(vocab_size, d_model, max_len, positional, dropout)
         if config is None:
-            self.blocks = Encoder(num_layers, d_model, num_heads, d_ff, dropout, activation="gelu", norm_first=True)
+            self.blocks = Encoder(num_layers, d_model, num_heads, d_ff, dropout, activation, norm_first=True)
         else:
             self.blocks = ModernDecoder(num_layers, d_model, num_heads, d_ff, dropout, config)
         self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
