@@ -3,11 +3,13 @@
 A ``ModernConfig`` lists the switches; ``GPT(..., config=ModernConfig(...))`` builds its blocks
 from ``ModernBlock`` instead of chapter 8's ``EncoderLayer``. The defaults are the GPT-2 layout
 (learned positions, LayerNorm, GELU feed-forward, one key/value head per query head, biases), so
-each change can be switched on alone and measured; the Llama layout
-(Touvron et al. 2023) is ``ModernConfig.llama()``.
+each change can be switched on alone and measured; the Llama layout is ``ModernConfig.llama()``:
+LLaMA (Touvron et al. 2023a, section 2.2) brought pre-norm RMSNorm, SwiGLU and RoPE; grouped-query
+attention came with Llama 2 (Touvron et al. 2023b), for its 34B and 70B models.
 
 * ``RMSNorm`` (Zhang and Sennrich 2019): scale by the root mean square, no mean, no bias.
-* ``SwiGLUFeedForward`` (Shazeer 2020): a feed-forward whose hidden units are gated,
+* ``SwiGLUFeedForward`` (Shazeer 2020, after the gated linear units of Dauphin et al. 2017): a
+  feed-forward whose hidden units are gated,
   ``W_2 (SiLU(W_1 x) * (W_3 x))``.
 * ``GroupedQueryAttention`` (Ainslie et al. 2023): ``h`` query heads share ``h_kv`` key/value
   heads, ``h_kv = 1`` being multi-query attention (Shazeer 2019); the KV cache shrinks by ``h / h_kv``.
@@ -178,7 +180,11 @@ class ModernConfig:
 
     @classmethod
     def llama(cls, num_kv_heads: int | None = None, **changes) -> ModernConfig:
-        """RoPE, RMSNorm, SwiGLU, no biases, grouped-query attention (Touvron et al. 2023)."""
+        """RoPE, RMSNorm, SwiGLU, no biases (LLaMA, Touvron et al. 2023a), grouped-query attention (Llama 2, 2023b).
+
+        The output layer stays tied to the token embedding unless ``tie_embeddings=False`` is passed
+        (Llama's is untied).
+        """
         return cls(**{"positional": "rope", "norm": "rms", "feed_forward": "swiglu", "bias": False,
                       "num_kv_heads": num_kv_heads, **changes})
 

@@ -7,11 +7,15 @@ or key into ``d_head / 2`` pairs and turn pair ``i`` of the vector at position `
 (position ``t``) and a rotated key (position ``s``) then depends on the positions only through
 ``t - s``: a rotation by ``t * theta`` followed by the inverse of one by ``s * theta`` is a
 rotation by ``(t - s) * theta``. Nothing is added to the token vectors and there is no table of
-positions, so a model can be run on sequences longer than any it was trained on.
+positions, so the model accepts sequences longer than any it was trained on; that does not make it
+predict well there: offsets beyond the training length give angles the model never met (chapter 11
+measures the rise; Press et al. 2022 and Chen et al. 2023 measure and work around it).
 
-Pair ``i`` is features ``(i, i + d_head / 2)`` (the "rotate half" layout of GPT-NeoX and Llama,
-so their weights load unchanged), not ``(2i, 2i + 1)`` as in the paper; both are the same
-rotation with the features listed in another order.
+Pair ``i`` is features ``(i, i + d_head / 2)``, the "rotate half" layout of GPT-NeoX and of
+Hugging Face's Llama, whose converter reorders the rows of ``W_Q`` and ``W_K`` of Meta's weights
+per head (``weights.rope_rows_from_interleaved``). The paper and Meta's reference code pair
+neighbours ``(2i, 2i + 1)``. Both are the same rotation with the features listed in another
+order, but weights trained with one layout must be reordered to run with the other.
 """
 
 from __future__ import annotations
