@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from transformer_lib.attention import causal_mask, scaled_dot_product_attention
 from transformer_lib.models import GPT
@@ -178,6 +179,20 @@ def test_modern_config_defaults_are_the_gpt2_layout():
     assert torch.allclose(switched(idx), plain(idx), atol=1e-13)
     with pytest.raises(ValueError, match="norm must be one of"):
         ModernConfig(norm="batch")
+
+
+def test_gpt_takes_the_tanh_gelu_of_gpt2_checkpoints():
+    torch.manual_seed(0)
+    exact = GPT(13, 16, 4, 1, 32, 10).double().eval()
+    tanh = GPT(13, 16, 4, 1, 32, 10, activation="gelu_tanh").double().eval()
+    tanh.load_state_dict(exact.state_dict())
+    x = 3 * torch.randn(2, 5, 16, dtype=F64)
+    ffn = tanh.blocks.layers[0].feed_forward
+    assert torch.allclose(ffn(x), ffn.linear2(F.gelu(ffn.linear1(x), approximate="tanh")), atol=1e-14)
+    idx = torch.randint(0, 13, (2, 10))
+    assert not torch.allclose(tanh(idx), exact(idx), atol=1e-9)
+    with pytest.raises(ValueError, match="activation='gelu_tanh' applies to the GPT-2 layout"):
+        GPT(13, 16, 4, 1, 32, 10, config=ModernConfig(), activation="gelu_tanh")
 
 
 @pytest.mark.parametrize("num_kv_heads", [4, 2, 1])
