@@ -113,3 +113,7 @@ class Course:
 
     def backups(self) -> Path:
         return self.grading_folder / "backups"
+
+    def roster(self) -> Path:
+        """The optional class list (``student,name,email``), kept out of git: it names people."""
+        return self.grading_folder / "roster.csv"
