@@ -108,6 +108,25 @@ def grading_fingerprint(source: NotebookNode) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
+CHECKSUM_WARNING = re.compile(r"^.*Attribute 'checksum' for cell (?P<cell>\S+) has changed!.*$", re.MULTILINE)
+
+
+def explained_log(log: str, edited: set[str]) -> str:
+    """nbgrader's log with its checksum warnings explained.
+
+    nbgrader compares each locked cell of a submission with the instructor's source, whose test
+    cells hold the hidden tests, so it warns "checksum ... has changed!" for every test cell of
+    every honest submission. A warning for a cell the scan found unedited (not in ``edited``)
+    becomes a line saying what it means; the others are kept as nbgrader wrote them.
+    """
+    def explain(match: re.Match) -> str:
+        if match["cell"] in edited:
+            return match[0]
+        return (f"[course] {match['cell']}: as released (nbgrader's checksum warning for it only means "
+                "that the hidden tests were put back)")
+    return CHECKSUM_WARNING.sub(explain, log)
+
+
 def failed_autograde_status(log: str) -> str:
     """Why ``nbgrader autograde`` exited with an error, from its log.
 

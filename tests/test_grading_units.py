@@ -25,7 +25,8 @@ from coursetools.layout import Course, course_directory
 from coursetools.lint import lint_notebook
 from coursetools.nbgrader_plugins import HideHiddenTests
 from coursetools.outcomes import (CELL_TIMED_OUT, KERNEL_DIED, MANUAL, MISSING, OK, TAMPERED, TIMED_OUT,
-                                  already_graded, autograde_status, cells_stopped_at_limit, last_error_line,
+                                  already_graded, autograde_status, cells_stopped_at_limit, explained_log,
+                                  last_error_line,
                                   tampering_seen_by_tests, grading_fingerprint)
 from coursetools.release import REPO_ROOT
 from coursetools.report import ExerciseStats, exercise_stats, histogram_svg, render
@@ -259,6 +260,15 @@ def test_a_locked_cell_as_an_earlier_release_had_it_is_not_an_edit():
     current.cells[2] = graded_cell(TEST_SOURCE + "\nassert add(0, 0) == 0", "test_add", test=True, points=2)
     assert locked_cell_changes(current, earlier) == ["edited locked cell test_add"]
     assert locked_cell_changes(current, earlier, [earlier]) == []
+
+
+def test_checksum_warnings_of_unedited_cells_are_explained():
+    """Issue 28: every log warned "checksum ... has changed!" for cells the student never touched."""
+    warning = "[AutogradeApp | WARNING] Attribute 'checksum' for cell {} has changed! (should be: 0f, got: 6e)"
+    log = "\n".join([warning.format("test_add"), warning.format("test_mul"), "done"])
+    assert explained_log(log, {"test_mul"}).splitlines() == [
+        "[course] test_add: as released (nbgrader's checksum warning for it only means that the hidden tests "
+        "were put back)", warning.format("test_mul"), "done"]
 
 
 def test_last_error_line_is_cut_to_300_characters():
