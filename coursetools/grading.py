@@ -86,7 +86,7 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
     backup = backup_gradebook(course)
     if backup:
         progress(f"gradebook backed up to {backup.relative_to(course.root)}")
-    releases = [release, *earlier_releases(course.root, assignment)]
+    releases = [release, *earlier_releases(course.notebook("release", assignment))]
     outcomes: dict[str, Outcome] = {}
     lock = threading.Lock()
 
@@ -119,7 +119,8 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
         _remove_autograded(course, assignment, student)
         return Outcome(MISSING, [submission], 0.0)
     sha = _sha(path)
-    flags = locked_cell_changes(release, submission, releases[1:]) + suspicious_code(release, submission)
+    changes = locked_cell_changes(release, submission, releases[1:])
+    flags = changes + suspicious_code(release, submission)
     args = ["autograde", assignment, "--student", student, "--force"]
     if cell_timeout is not None:
         args.append(f"--ExecutePreprocessor.timeout={cell_timeout}")
@@ -127,7 +128,8 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
     if returncode == 1 and "database is locked" in log:  # two writers at once: try again, once
         returncode, log = _run_with_limit(args, course, notebook_timeout)
     course.log_file(assignment, student).parent.mkdir(parents=True, exist_ok=True)
-    course.log_file(assignment, student).write_text(log, encoding="utf-8")
+    edited = {change.rsplit(" ", 1)[-1] for change in changes}
+    course.log_file(assignment, student).write_text(explained_log(log, edited), encoding="utf-8")
     if returncode is None:
         _remove_autograded(course, assignment, student)
     ungraded, stopped = [], []
