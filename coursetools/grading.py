@@ -41,7 +41,7 @@ from coursetools.gradebook import backup_gradebook, gradebook_scores
 from coursetools.hidden import hidden_lines, quoted_lines
 from coursetools.layout import STAGED_RELEASE, Course
 from coursetools.outcomes import (MISSING, Outcome, already_graded, autograde_status, cells_stopped_at_limit,
-                                  tampering_seen_by_tests, grading_fingerprint)
+                                  explained_log, grading_fingerprint, tampering_seen_by_tests)
 from coursetools.release import earlier_releases, nbgrader_env, run_nbgrader
 from coursetools.scan import locked_cell_changes, suspicious_code
 from coursetools.sources import build_notebook
