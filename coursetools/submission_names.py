@@ -80,7 +80,7 @@ def parse_submission_name(path: str, assignment: str) -> SubmissionName | None:
         if match:
             fields = match.groupdict()
             student = fields.get("student") or _name_to_id(fields.get("name") or "")
-            if not student:
+            if not re.match(r"[A-Za-z0-9]", student):  # never "", "." or "..": it names a folder
                 continue
             return SubmissionName(path, student, convention.name, _timestamp(fields.get("stamp")),
                                   _attempt(fields.get("copy") or ""), bool(fields.get("late")))

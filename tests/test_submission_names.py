@@ -5,10 +5,16 @@ Pure and fast: no nbgrader run. ``tests/test_class_end_to_end.py`` collects a zi
 
 from __future__ import annotations
 
+import shutil
+import zipfile
 from datetime import datetime
 
 import pytest
 
+from coursetools.collect import collect_zip
+from coursetools.layout import Course
+from coursetools.release import REPO_ROOT
+from coursetools.state import LEFT_OUT, SUBMITTED, UNMATCHED, load_state
 from coursetools.submission_names import CONVENTIONS, choose_latest, parse_submission_name
 
 A = "ch04_self_attention"
@@ -55,7 +61,7 @@ def test_canvas_marks_late_submissions():
 
 @pytest.mark.parametrize("name", [
     "Untitled.ipynb", f"jdoe_{A}.txt", "jdoe_ch05_multi_head.ipynb", f"jdoe_{A}_2026-01-11-09-30-00.ipynb",
-    f"_{A}.ipynb", f"jdoe_{A}notes.ipynb",
+    f"_{A}.ipynb", f"jdoe_{A}notes.ipynb", f".._{A}.ipynb", f"{A}--...ipynb",
 ])
 def test_names_that_name_no_student(name):
     assert parse_submission_name(name, A) is None
@@ -78,3 +84,24 @@ def test_files_that_cannot_be_ordered_are_all_left_out():
     choice = choose_latest([f"jdoe_{A}.ipynb", f"jdoe_{A}_final.ipynb"], A)
     assert choice.chosen == {}
     assert len(choice.left_out["jdoe"]) == 2 and all("cannot tell" in why for why in choice.left_out["jdoe"])
+
+
+def test_collect_zip_writes_the_latest_file_per_student_and_records_the_rest(tmp_path):
+    shutil.copy(REPO_ROOT / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
+    course = Course(tmp_path)
+    archive = tmp_path / "lms.zip"
+    with zipfile.ZipFile(archive, "w") as handle:
+        handle.writestr(f"doejane_123456_7891011_{A}.ipynb", "first")
+        handle.writestr(f"doejane_LATE_123456_7891011_{A}-1.ipynb", "second")
+        handle.writestr(f"Homework 4_jdoe_attempt_2026-01-11-09-30-00_{A}.ipynb", "jdoe's")
+        handle.writestr(f"../.._{A}.ipynb", "escape")
+        handle.writestr("__MACOSX/._x.ipynb", "mac")
+    choice = collect_zip(course, A, archive)
+    assert sorted(choice.chosen) == ["doejane", "jdoe"]
+    assert course.notebook("submitted", A, "doejane").read_text() == "second"
+    assert (course.folder("submitted", A, "jdoe") / "timestamp.txt").read_text() == "2026-01-11 09:30:00\n"
+    state = load_state(course, A)
+    assert state[UNMATCHED] == [f"../.._{A}.ipynb"]
+    assert list(state[LEFT_OUT]) == ["doejane"]
+    assert state[SUBMITTED]["doejane"]["marked_late"] and state[SUBMITTED]["jdoe"]["timestamp"] == "2026-01-11T09:30:00"
+    assert not (tmp_path.parent / A).exists()
