@@ -72,3 +72,10 @@ feedback: $(STAMP)  ## feedback HTML for assignment A, without hidden tests (ref
 report: $(STAMP)  ## CSV exports and the class report for assignment A
 	$(NEEDS_A)
 	$(COURSE_CLI) report $(A)
+
+# nbgrader finds nbgrader_config.py in the folder Jupyter starts in. FORMGRADER_PORT=... to change.
+FORMGRADER_PORT ?= 8888
+.PHONY: formgrader
+formgrader: $(STAMP)  ## hand grading: JupyterLab with nbgrader's formgrader (menu Nbgrader > Formgrader)
+	@mkdir -p grading/exchange
+	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(FORMGRADER_PORT) --ServerApp.root_dir=$(CURDIR)

@@ -95,6 +95,7 @@ def solution_shortfalls(assignment: str, course_root: Path = REPO_ROOT) -> list[
         text.parent.mkdir(parents=True)
         shutil.copy2(sources.text_source(course_root, assignment), text)
         source = sources.build_notebook(copy, assignment)
+        (copy / "grading").mkdir()  # where the copy's nbgrader_config.py puts the gradebook
         run_nbgrader(["generate_assignment", assignment, "--force",
                       "--CourseDirectory.release_directory=grading/release"], copy)
         submitted = copy / "grading" / "submitted" / "model_solution" / assignment
