@@ -47,7 +47,7 @@ lock: $(STAMP)  ## re-pin constraints.txt from the current environment
 
 # Grading outputs that the next `make grade/feedback/report` makes again. Kept: the gradebook (hand
 # grades), its backups, the submissions, each student's recorded outcome and the roster.
-REGENERATED := $(addprefix grading/,autograded feedback exports reports logs release downloaded)
+REGENERATED := $(addprefix grading/,autograded feedback exports reports logs release)
 clean:  ## remove the built book, the student edition and regenerable grading outputs (keeps hand grades)
 	rm -rf _build dist build $(REGENERATED)
 

@@ -407,7 +407,7 @@ def test_the_layout_follows_the_configuration(course_root):
 def test_course_paths_outside_nbgrader_stay_under_grading(course_root):
     course = Course(course_root)
     own = [course.state_file("tiny"), course.log_file("tiny", "bob"), course.exports(), course.report("tiny"),
-           course.backups(), course.downloaded("tiny")]
+           course.backups(), course.roster()]
     assert all(path.is_relative_to(course_root / "grading") for path in own)
     assert len(set(own)) == len(own)
 
