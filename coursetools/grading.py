@@ -14,8 +14,8 @@ A thin layer over nbgrader's own commands that keeps every number honest
   preprocessor) and then withholds any feedback file that still quotes a hidden line
   (:mod:`coursetools.hidden`).
 
-Collecting submissions is :mod:`coursetools.collect`; the exports and the class report are :mod:`coursetools.exports` and :mod:`coursetools.report`;
-every path comes from :mod:`coursetools.layout`.
+Collecting submissions is :mod:`coursetools.collect`; the exports and the class report are
+:mod:`coursetools.exports` and :mod:`coursetools.report`; every path comes from :mod:`coursetools.layout`.
 
 Worst case per student: the ``notebook_timeout`` (default 180 s), plus a few seconds to kill.
 """

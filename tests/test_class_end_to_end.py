@@ -18,8 +18,8 @@ oldrel     ``oldrel_<a>.ipynb``                         every answer (the earlie
 (nobody)   ``Untitled.ipynb``                           not collected
 =========  ===========================================  ===============================================
 
-A roster names jdoe and mnoor, who submitted nothing. Then ``make grade``, ``make report`` (hand grading pending), ``make feedback`` (refused), hand
-grading through nbgrader's ``Gradebook`` as formgrader does, ``make feedback``, ``make report``,
+A roster names jdoe and mnoor, who submitted nothing. Then ``make grade``, ``make report`` (hand
+grading pending), ``make feedback`` (refused), hand grading through nbgrader's ``Gradebook`` as formgrader does, ``make feedback``, ``make report``,
 a hidden test changed and one student graded again.
 """
 
