@@ -18,6 +18,7 @@ from pathlib import Path
 from coursetools import grading
 from coursetools.collect import collect_folder, collect_zip
 from coursetools.exports import class_table, export
+from coursetools.gradebook import flag_submissions
 from coursetools.layout import CONFIG_FILE, Course
 from coursetools.outcomes import OK
 from coursetools.release import check_assignment
@@ -42,7 +43,8 @@ def _grade(course: Course, args: argparse.Namespace) -> int:
     outcomes = grading.grade(course, args.assignment, args.student or None, force=args.force, jobs=args.jobs,
                              cell_timeout=args.cell_timeout, notebook_timeout=args.notebook_timeout)
     problems = {s: o.status for s, o in outcomes.items() if o.status != OK}
-    print(f"graded {len(outcomes)}; not ok: {problems or 'none'}")
+    flag_submissions(course, args.assignment, list(problems))
+    print(f"graded {len(outcomes)}; not ok (flagged in formgrader): {problems or 'none'}")
     return 0
 
 

@@ -190,6 +190,11 @@ def test_statuses_and_autograded_points(graded):
     assert any("deleted locked cell" in d for d in state["bwong"]["details"])
     for student, total in AUTO_TOTALS.items():
         assert sum(float(steps["csv, pending"][student][cell] or 0) for cell in AUTO_POINTS) == total, student
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course_copy.course.nbgrader.db_url) as gradebook:  # what formgrader shows
+        flagged = {s for s in STATUSES if gradebook.find_submission_notebook(A, A, s).flagged}
+    assert flagged == {"asmith", "bwong"}
 
 
 def test_the_pending_report_and_csv_agree_on_what_is_left_to_grade_by_hand(graded):
