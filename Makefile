@@ -9,11 +9,11 @@ PORT   ?= 8000
 export PATH := $(BIN):$(PATH)
 export PYTHONHASHSEED := 0
 
-.PHONY: book test release student serve lock grade clean help
+.PHONY: book test release student serve lock grade clean wipe-grading help
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
-	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -30,12 +30,13 @@ TEST_JOBS ?= auto
 test: book  ## run the whole test suite (builds the book first, incrementally)
 	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadscope $(PYTEST_ARGS)
 
-release: $(STAMP)  ## lint solutions/*/*.md, then regenerate notebooks/ from them with nbgrader
-	$(BIN)/python -m coursetools.lint
-	$(BIN)/python -m coursetools.release
+# make release [A=ch01_tokens] [ARGS=--force]: an assignment whose source has not changed is skipped.
+release: $(STAMP)  ## lint, regenerate notebooks/ (all, or A=<id>), fail unless the model solution earns every point
+	$(BIN)/python -m coursetools.lint $(A)
+	$(BIN)/python -m coursetools.release $(A) $(ARGS)
 
-student: release  ## build the student edition: dist/student/ and dist/student.zip
-	$(BIN)/python -m coursetools.student
+student: release  ## build the student edition: dist/student/ and dist/student.zip (BOOK_URL=... names the book)
+	$(BIN)/python -m coursetools.student $(if $(BOOK_URL),--book-url $(BOOK_URL))
 
 serve:  ## serve the built book on http://127.0.0.1:$(PORT)
 	@test -f _build/html/index.html || { echo "no book yet: run 'make book' first"; exit 1; }
@@ -44,17 +45,37 @@ serve:  ## serve the built book on http://127.0.0.1:$(PORT)
 lock: $(STAMP)  ## re-pin constraints.txt from the current environment
 	{ sed -n '1,2p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable | sed 's/+cpu$$//' | sort -f; } > constraints.tmp && mv constraints.tmp constraints.txt
 
-clean:  ## remove the built book and grading outputs (keeps .venv)
-	rm -rf _build grading dist
+# Grading outputs that the next `make grade/feedback/report` makes again. Kept: the gradebook (hand
+# grades), its backups, the submissions, each student's recorded outcome and the roster.
+REGENERATED := $(addprefix grading/,autograded feedback exports reports logs release)
+clean:  ## remove the built book, the student edition and regenerable grading outputs (keeps hand grades)
+	rm -rf _build dist build $(REGENERATED)
+
+wipe-grading:  ## delete ALL of grading/: gradebook, hand grades, backups, submissions (needs CONFIRM=yes)
+	@test "$(CONFIRM)" = yes || { echo "this deletes every grade, hand grades and backups included: make wipe-grading CONFIRM=yes"; exit 1; }
+	rm -rf grading
 
 # --- grading a class (coursetools/cli.py; everything under grading/) -------------------------
-# make grade A=ch01_tokens [FROM=folder | ZIP=lms.zip] [ARGS="--force --student jdoe"]
+# make grade A=ch01_tokens [FROM=folder | ZIP=lms.zip] [DUE=2026-01-12T23:59] [ARGS="--force --student jdoe"]
+# COURSE=path grades another course directory than this one.
 .PHONY: feedback report
+COURSE_CLI = $(BIN)/python -m coursetools.cli $(if $(COURSE),--root $(COURSE))
+NEEDS_A = @test -n "$(A)" || { echo "name the assignment: make $@ A=<id> (the ids are the folders of solutions/)"; exit 2; }
 grade: $(STAMP)  ## autograde assignment A (collect FROM=folder or ZIP=lms.zip first when given)
-	$(BIN)/python -m coursetools.cli grade $(A) $(if $(FROM),--from $(FROM)) $(if $(ZIP),--zip $(ZIP)) $(ARGS)
+	$(NEEDS_A)
+	$(COURSE_CLI) grade $(A) $(if $(FROM),--from $(FROM)) $(if $(ZIP),--zip $(ZIP)) $(if $(DUE),--due $(DUE)) $(ARGS)
 
-feedback: $(STAMP)  ## feedback HTML for assignment A, without hidden tests
-	$(BIN)/python -m coursetools.cli feedback $(A)
+feedback: $(STAMP)  ## feedback HTML for assignment A, without hidden tests (refused while hand grading is pending)
+	$(NEEDS_A)
+	$(COURSE_CLI) feedback $(A) $(ARGS)
 
 report: $(STAMP)  ## CSV exports and the class report for assignment A
-	$(BIN)/python -m coursetools.cli report $(A)
+	$(NEEDS_A)
+	$(COURSE_CLI) report $(A)
+
+# nbgrader finds nbgrader_config.py in the folder Jupyter starts in. FORMGRADER_PORT=... to change.
+FORMGRADER_PORT ?= 8888
+.PHONY: formgrader
+formgrader: $(STAMP)  ## hand grading: JupyterLab with nbgrader's formgrader (menu Nbgrader > Formgrader)
+	@mkdir -p grading/exchange
+	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(FORMGRADER_PORT) --ServerApp.root_dir=$(CURDIR)

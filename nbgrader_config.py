@@ -22,6 +22,9 @@ c.CourseDirectory.submitted_directory = os.path.join("grading", "submitted")
 c.CourseDirectory.autograded_directory = os.path.join("grading", "autograded")
 c.CourseDirectory.feedback_directory = os.path.join("grading", "feedback")
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(ROOT, "grading", "gradebook.db")
+# The exchange is nbgrader's JupyterHub hand-out folder, unused here; formgrader still opens it, and
+# its default (/usr/local/share/nbgrader/exchange) is not writable on an ordinary machine.
+c.Exchange.root = os.path.join(ROOT, "grading", "exchange")
 # Files next to a notebook that must never reach students: generate_assignment copies every other
 # file of solutions/<id>/ into the release, and <id>.md is the whole instructor notebook as text.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.bak", "*.md"]

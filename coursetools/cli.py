@@ -1,45 +1,78 @@
 """``course``: grade a class, one command per step (``python -m coursetools.cli`` works too).
 
-    course grade ch01_tokens [--from DIR | --zip LMS.zip] [--student ID ...] [--force]
-    course feedback ch01_tokens
+    course grade ch01_tokens [--from DIR | --zip LMS.zip] [--due 2026-01-12T23:59] [--student ID ...] [--force]
+    course feedback ch01_tokens [--ready-only]
     course report ch01_tokens          (also exports the CSVs)
 
-Everything is written under the course's git-ignored ``grading/``.
+The course is the folder holding ``nbgrader_config.py``: the current folder or the nearest one
+above it (``--root`` to name another). Everything is written under its git-ignored ``grading/``.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from datetime import datetime
 from pathlib import Path
 
 from coursetools import grading
+from coursetools.collect import collect_folder, collect_zip
 from coursetools.exports import class_table, export
-from coursetools.layout import Course
+from coursetools.gradebook import flag_submissions
+from coursetools.layout import CONFIG_FILE, Course
 from coursetools.outcomes import OK
-from coursetools.release import REPO_ROOT
+from coursetools.release import check_assignment
 from coursetools.report import write_report
+from coursetools.state import DUE, update_state
 
 
 def _grade(course: Course, args: argparse.Namespace) -> int:
+    if args.due:
+        update_state(course, args.assignment, {DUE: args.due.isoformat()})
     if args.from_folder:
-        students = grading.collect_folder(course, args.assignment, args.from_folder)
+        students = collect_folder(course, args.assignment, args.from_folder)
         print(f"collected {len(students)} students from {args.from_folder}")
     if args.zip:
-        students, unmatched = grading.collect_zip(course, args.assignment, args.zip)
-        print(f"collected {len(students)} students from {args.zip}")
-        for name in unmatched:
+        choice = collect_zip(course, args.assignment, args.zip)
+        print(f"collected {len(choice.chosen)} students from {args.zip}")
+        for student, whys in choice.left_out.items():
+            for why in whys:
+                print(f"  LEFT OUT for {student}: {why}")
+        for name in choice.unmatched:
             print(f"  NOT COLLECTED (name matches no student): {name}")
     outcomes = grading.grade(course, args.assignment, args.student or None, force=args.force, jobs=args.jobs,
                              cell_timeout=args.cell_timeout, notebook_timeout=args.notebook_timeout)
     problems = {s: o.status for s, o in outcomes.items() if o.status != OK}
-    print(f"graded {len(outcomes)}; not ok: {problems or 'none'}")
+    flag_submissions(course, args.assignment, list(problems))
+    print(f"graded {len(outcomes)}; not ok (flagged in formgrader): {problems or 'none'}")
     return 0
 
 
 def _feedback(course: Course, args: argparse.Namespace) -> int:
+    pending = {row.student: row.to_grade_by_hand for row in class_table(course, args.assignment).rows
+               if row.to_grade_by_hand}
+    if pending and not args.ready_only:
+        for student in pending:
+            for page in course.folder("feedback", args.assignment, student).glob("*.html"):
+                page.unlink()
+                print(f"removed stale feedback {page.relative_to(course.root)}")
+        listed = "; ".join(f"{student}: {', '.join(ids)}" for student, ids in pending.items())
+        print(f"REFUSED: {len(pending)} students have answers still to grade by hand ({listed}); their feedback "
+              "would show 0 for those answers. Grade them in formgrader (README, 'Grading a class') and run this again, "
+              "or add --ready-only to write feedback only for the students whose grading is complete.",
+              file=sys.stderr)
+        return 1
     files, withheld = grading.feedback(course, args.assignment)
+    held_back = []
+    for student in pending:  # --ready-only: nobody gets a page with an answer still ungraded
+        for page in course.folder("feedback", args.assignment, student).glob("*.html"):
+            page.unlink()
+            held_back.append(student)
+    files = [f for f in files if f.is_file()]
     print(f"{len(files)} feedback files under grading/feedback/<student>/{args.assignment}/ "
           "(hand back these HTML files, never grading/autograded/)")
+    if held_back:
+        print(f"NOT WRITTEN (answers still to grade by hand): {sorted(set(held_back))}")
     if withheld:
         print(f"WITHHELD (feedback quoted a hidden test): {withheld}")
     return 1 if withheld else 0
@@ -50,19 +83,43 @@ def _report(course: Course, args: argparse.Namespace) -> int:
     for path in export(course, args.assignment, table):
         print(f"wrote {path}")
     print(f"wrote {write_report(course, args.assignment, table)}")
+    pending = [row.student for row in table.rows if row.to_grade_by_hand]
+    if pending:
+        print(f"HAND GRADING PENDING for {len(pending)} students ({', '.join(pending)}): their totals are "
+              "incomplete; grade them in formgrader, then run the report again.")
     return 0
+
+
+def _due(text: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date and time like 2026-01-12T23:59, got {text!r}") from None
+
+
+def find_course_root(start: Path) -> Path:
+    """The folder holding ``nbgrader_config.py``: ``start`` or the nearest one above it."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / CONFIG_FILE).is_file():
+            return folder
+    raise FileNotFoundError(f"no {CONFIG_FILE} in {start} or any folder above it: run `course` in the course "
+                            "directory, or pass --root")
 
 
 def parser() -> argparse.ArgumentParser:
     """The command line: one sub-command per step."""
     main_parser = argparse.ArgumentParser(prog="course", description=__doc__.splitlines()[0])
-    main_parser.add_argument("--root", type=Path, default=REPO_ROOT, help="course directory (default: this repo)")
+    main_parser.add_argument("--root", type=Path, help="course directory (default: the current folder, or the "
+                                                       f"nearest one above it holding {CONFIG_FILE})")
     steps = main_parser.add_subparsers(dest="step", required=True)
     grade = steps.add_parser("grade", help="collect (optional) and autograde every student")
     source = grade.add_mutually_exclusive_group()
     source.add_argument("--from", dest="from_folder", type=Path, help="folder of <student>/[<assignment>/]*.ipynb")
-    source.add_argument("--zip", type=Path, help="an LMS download: <student>_<assignment>.ipynb or "
-                                                 "<assignment>--<student>.ipynb inside")
+    source.add_argument("--zip", type=Path, help="an LMS download (Canvas, Moodle, Blackboard or the course's own "
+                                                 "<student>_<assignment>.ipynb names; see coursetools/README.md)")
+    grade.add_argument("--due", type=_due, help="due date and time (ISO, the LMS's time zone), e.g. "
+                                                "2026-01-12T23:59: later submissions are marked late")
     grade.add_argument("--student", action="append", help="grade only this student (repeatable)")
     grade.add_argument("--force", action="store_true", help="grade again students already graded")
     grade.add_argument("--jobs", type=int, default=2, help="students graded at once (default 2)")
@@ -70,7 +127,11 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--notebook-timeout", type=float, default=grading.DEFAULT_NOTEBOOK_TIMEOUT,
                        help="seconds per student notebook before it is killed and marked 'timed out'")
     grade.set_defaults(run=_grade)
-    steps.add_parser("feedback", help="feedback HTML without hidden tests").set_defaults(run=_feedback)
+    feedback = steps.add_parser("feedback", help="feedback HTML without hidden tests (refused while hand "
+                                                 "grading is pending)")
+    feedback.add_argument("--ready-only", action="store_true",
+                          help="write feedback for the students whose grading is complete, none for the others")
+    feedback.set_defaults(run=_feedback)
     steps.add_parser("report", help="CSV exports and the class report").set_defaults(run=_report)
     for step in steps.choices.values():
         step.add_argument("assignment", help="assignment id, e.g. ch01_tokens")
@@ -78,9 +139,17 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``course``."""
+    """Entry point of ``course``: 2 and a one-line error for a wrong course or assignment."""
     args = parser().parse_args(argv)
-    return args.run(Course(args.root.resolve()), args)
+    try:
+        root = args.root.resolve() if args.root else find_course_root(Path.cwd())
+        if not (root / CONFIG_FILE).is_file():
+            raise FileNotFoundError(f"{root} is not a course directory: it has no {CONFIG_FILE}")
+        check_assignment(args.assignment, root)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"course: error: {error}", file=sys.stderr)
+        return 2
+    return args.run(Course(root), args)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 
 nbgrader's own ``nbgrader export`` CSV shows 0 for a student it could not grade; the course's CSV
 (``<assignment>_grades.csv``) has one row per student with a column per graded cell, the status
-of :mod:`coursetools.outcomes`, and an empty total for a student whose notebook was not graded.
+of :mod:`coursetools.outcomes`, an empty total for a student whose notebook was not graded, the
+hand-graded answers still to score, lateness against the due date, and the roster's name and
+email (``grading/roster.csv``, optional).
 The rows are computed by pure functions (:func:`class_row`, :func:`csv_rows`); :func:`class_table`
 reads them from the state file and the gradebook.
 """
@@ -11,7 +13,8 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -23,54 +26,84 @@ from coursetools.files import write_atomically
 from coursetools.layout import Course
 from coursetools.outcomes import GRADED
 from coursetools.release import run_nbgrader
-from coursetools.state import load_state, student_records
+from coursetools.state import DUE, SUBMITTED, load_state, student_records
+
+NO_SUBMISSION = "no submission"  # a roster student without a record
 
 
 @dataclass
 class Row:
-    """One student's line of the class table: a score per graded cell (None: no score)."""
+    """One student's line of the class table: a score per graded cell (None: no score).
+
+    ``to_grade_by_hand``: the hand-graded answers of a graded notebook that hold no score yet
+    (their points are not in ``total`` until an instructor scores them). ``late``: how late the
+    submission was (empty when on time or unknown). ``name``, ``email``: from the roster.
+    """
 
     student: str
     status: str
     scores: dict[str, float | None]
     total: float | None
     details: list[str]
+    to_grade_by_hand: list[str] = field(default_factory=list)
+    late: str = ""
+    name: str = ""
+    email: str = ""
 
 
 class ClassTable(NamedTuple):
-    """Every recorded student's row, and the assignment's graded cells in notebook order."""
+    """Every recorded student's row (and the roster's students without a submission), and the
+    assignment's graded cells in notebook order."""
 
     rows: list[Row]
     cells: list[GradedCell]
 
 
-def class_row(student: str, record: dict, found: dict[str, float | None], cells: list[GradedCell]) -> Row:
+def class_row(student: str, record: dict, found: dict[str, float | None], cells: list[GradedCell],
+              late: str = "", person: dict[str, str] | None = None) -> Row:
     """A student's row from their recorded outcome and the scores the gradebook holds (``found``).
 
     A student whose notebook was not graded (kernel died, timed out, missing) has no scores: their
-    total is None, never a silent 0. A graded student's cells without a score count 0 in the total.
+    total is None, never a silent 0. A graded student's test cells without a score count 0 in the
+    total; their hand-graded answers without a score are listed in ``to_grade_by_hand``.
     """
     graded = record["status"] in GRADED
     scores = {cell.grade_id: found.get(cell.grade_id) if graded else None for cell in cells}
     total = sum(score or 0.0 for score in scores.values()) if graded else None
-    return Row(student, record["status"], scores, total, record["details"])
+    pending = [cell.grade_id for cell in cells if graded and not cell.automatic and scores[cell.grade_id] is None]
+    person = person or {}
+    return Row(student, record["status"], scores, total, record["details"], pending, late,
+               person.get("name", ""), person.get("email", ""))
+
+
+def lateness(submitted_at: datetime | None, due: datetime | None, marked_late: bool = False) -> str:
+    """``late by 1 d 2 h 5 min`` when ``submitted_at`` is after ``due``; ``marked late by the LMS``
+    when only the LMS said so; empty when on time or when either time is unknown."""
+    if submitted_at is not None and due is not None:
+        if submitted_at <= due:
+            return ""
+        minutes = int((submitted_at - due).total_seconds() // 60) or 1
+        days, hours, minutes = minutes // 1440, minutes // 60 % 24, minutes % 60
+        return "late by " + " ".join(f"{n} {unit}" for n, unit in ((days, "d"), (hours, "h"), (minutes, "min")) if n)
+    return "marked late by the LMS" if marked_late else ""
 
 
 def csv_rows(table: ClassTable) -> list[list[str]]:
     """The course's CSV as rows of strings, header first.
 
-    Columns: student, status, one per graded cell, total, max_total, manual_to_grade (answers
-    still to score by hand), details. A missing score or total is an empty string.
+    Columns: student, name, email, status, one per graded cell, total (the points scored so far:
+    final only when manual_to_grade is 0), max_total, manual_to_grade (hand-graded answers still
+    without a score), late, details. A missing score or total is an empty string.
     """
     rows, cells = table
     max_total = sum(cell.points for cell in cells)
-    lines = [["student", "status", *[cell.grade_id for cell in cells], "total", "max_total", "manual_to_grade",
-              "details"]]
+    lines = [["student", "name", "email", "status", *[cell.grade_id for cell in cells], "total", "max_total",
+              "manual_to_grade", "late", "details"]]
     for row in rows:
-        manual_left = "" if row.total is None else \
-            str(sum(1 for cell in cells if not cell.automatic and row.scores[cell.grade_id] is None))
-        lines.append([row.student, row.status, *[_number(row.scores[cell.grade_id]) for cell in cells],
-                      _number(row.total), _number(max_total), manual_left, "; ".join(row.details)])
+        manual_left = "" if row.total is None else str(len(row.to_grade_by_hand))
+        lines.append([row.student, row.name, row.email, row.status,
+                      *[_number(row.scores[cell.grade_id]) for cell in cells],
+                      _number(row.total), _number(max_total), manual_left, row.late, "; ".join(row.details)])
     return lines
 
 
@@ -85,12 +118,55 @@ def write_csv(path: Path, rows: list[list[str]]) -> None:
     write_atomically(path, text.getvalue())
 
 
+def read_roster(path: Path) -> dict[str, dict[str, str]]:
+    """student id -> {"name": ..., "email": ...} from a roster CSV (empty when there is none).
+
+    The file needs a header with a ``student`` column (the id the submissions carry); ``name`` and
+    ``email`` are optional, other columns are ignored.
+    """
+    if not path.is_file():
+        return {}
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.DictReader(handle)
+        if "student" not in (reader.fieldnames or []):
+            raise ValueError(f"{path}: expected a header with a 'student' column (and optional 'name', 'email'), "
+                             f"got {reader.fieldnames}")
+        return {row["student"].strip(): {"name": (row.get("name") or "").strip(),
+                                         "email": (row.get("email") or "").strip()}
+                for row in reader if (row.get("student") or "").strip()}
+
+
+def submission_time(course: Course, assignment: str, student: str, state: dict) -> datetime | None:
+    """When ``student`` submitted, as the LMS file name said (state) or nbgrader's ``timestamp.txt``."""
+    recorded = state.get(SUBMITTED, {}).get(student, {}).get("timestamp")
+    if recorded:
+        return datetime.fromisoformat(recorded)
+    stamp = course.folder("submitted", assignment, student) / "timestamp.txt"
+    if stamp.is_file():
+        try:
+            return datetime.fromisoformat(stamp.read_text(encoding="utf-8").strip().split(".")[0].removesuffix(" UTC"))
+        except ValueError:
+            return None
+    return None
+
+
 def class_table(course: Course, assignment: str) -> ClassTable:
-    """The class table from the state file and the gradebook (graded cells from the staged release)."""
+    """The class table from the state file, the gradebook and the roster (graded cells from the
+    staged release)."""
     cells = graded_cells(nbformat.read(course.staged_release(assignment), as_version=4))
+    state = load_state(course, assignment)
+    roster = read_roster(course.roster())
+    due = datetime.fromisoformat(state[DUE]) if state.get(DUE) else None
+    records = student_records(state)
     rows = [class_row(student, record, gradebook_scores(course, assignment, student)
-                      if record["status"] in GRADED else {}, cells)
-            for student, record in sorted(student_records(load_state(course, assignment)).items())]
+                      if record["status"] in GRADED else {}, cells,
+                      lateness(submission_time(course, assignment, student, state), due,
+                               state.get(SUBMITTED, {}).get(student, {}).get("marked_late", False)),
+                      roster.get(student))
+            for student, record in sorted(records.items())]
+    rows += [class_row(student, {"status": NO_SUBMISSION, "details": ["on the roster, nothing collected"]}, {},
+                       cells, person=person)
+             for student, person in sorted(roster.items()) if student not in records]
     return ClassTable(rows, cells)
 
 

@@ -1,4 +1,5 @@
-"""nbgrader's gradebook, as grading reads it: the scores of a submission, and a backup first."""
+"""nbgrader's gradebook, as grading reads it: the scores of a submission, flags for formgrader, and a
+backup first."""
 
 from __future__ import annotations
 
@@ -21,6 +22,22 @@ def gradebook_scores(course: Course, assignment: str, student: str) -> dict[str,
             return {}
         return {grade.name: grade.score if not grade.needs_manual_grade or grade.manual_score is not None else None
                 for grade in notebook.grades}
+
+
+def flag_submissions(course: Course, assignment: str, students: list[str]) -> None:
+    """Flag ``students``' submissions as a grader can in formgrader, whose submission lists show
+    the flag: formgrader knows nothing of the course's statuses, so the course flags each student
+    graded with one other than ``ok`` (the reason is in the class report). Flags are only added,
+    never removed: a grader's own flag stays."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(course.nbgrader.db_url) as gradebook:
+        for student in students:
+            try:
+                gradebook.find_submission_notebook(assignment, assignment, student).flagged = True
+            except MissingEntry:  # not graded (kernel died, missing notebook): nothing to flag
+                continue
+        gradebook.db.commit()
 
 
 def backup_gradebook(course: Course) -> Path | None:

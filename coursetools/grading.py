@@ -3,20 +3,19 @@
 A thin layer over nbgrader's own commands that keeps every number honest
 (``coursetools/README.md`` lists what nbgrader gets wrong by default):
 
-* **collect** copies ``<folder>/<student>/[<assignment>/]*.ipynb`` into nbgrader's ``submitted``
-  folders, or runs ``nbgrader zip_collect`` on an LMS download; names it cannot match are reported;
 * **grade** backs up the gradebook, scans each submission against the release
   (:mod:`coursetools.scan`), then runs ``nbgrader autograde`` once per student in its own process
   (two at a time by default) under a per-notebook time limit: a student whose kernel dies or who
   loops forever is recorded as such (:mod:`coursetools.outcomes`) and the others are kept. Every
   outcome is written to the state file as soon as it is known (:mod:`coursetools.state`), so an
-  interrupted run resumes where it stopped; ``force`` grades again;
+  interrupted run resumes where it stopped; a student graded with tests that have changed since
+  is graded again; ``force`` grades again;
 * **feedback** runs ``nbgrader generate_feedback`` (hidden tests removed by the course's
   preprocessor) and then withholds any feedback file that still quotes a hidden line
   (:mod:`coursetools.hidden`).
 
-The exports and the class report are :mod:`coursetools.exports` and :mod:`coursetools.report`;
-every path comes from :mod:`coursetools.layout`.
+Collecting submissions is :mod:`coursetools.collect`; the exports and the class report are
+:mod:`coursetools.exports` and :mod:`coursetools.report`; every path comes from :mod:`coursetools.layout`.
 
 Worst case per student: the ``notebook_timeout`` (default 180 s), plus a few seconds to kill.
 """
@@ -40,58 +39,15 @@ import psutil
 from coursetools.cells import graded_cells
 from coursetools.gradebook import backup_gradebook, gradebook_scores
 from coursetools.hidden import hidden_lines, quoted_lines
-from coursetools.layout import DOWNLOADED, STAGED_RELEASE, Course
-from coursetools.nbgrader_plugins import match_submission_name
-from coursetools.outcomes import MISSING, Outcome, already_graded, autograde_status, tampering_seen_by_tests
-from coursetools.release import nbgrader_env, run_nbgrader
+from coursetools.layout import STAGED_RELEASE, Course
+from coursetools.outcomes import (MISSING, Outcome, already_graded, autograde_status, cells_stopped_at_limit,
+                                  explained_log, grading_fingerprint, tampering_seen_by_tests)
+from coursetools.release import earlier_releases, nbgrader_env, run_nbgrader
 from coursetools.scan import locked_cell_changes, suspicious_code
 from coursetools.sources import build_notebook
-from coursetools.state import UNMATCHED, load_state, update_state
+from coursetools.state import load_state, update_state
 
 DEFAULT_NOTEBOOK_TIMEOUT = 180
-
-
-# --- collecting submissions ---------------------------------------------------------------------
-
-def collect_folder(course: Course, assignment: str, folder: Path) -> list[str]:
-    """Copy ``folder/<student>/[<assignment>/]*.ipynb`` into the submitted folders; return the students.
-
-    Every notebook is copied as it was named, so a misnamed one is reported at grading, not lost.
-    """
-    students = []
-    for student_dir in sorted(p for p in Path(folder).iterdir() if p.is_dir()):
-        inner = student_dir / assignment
-        origin = inner if inner.is_dir() else student_dir
-        destination = course.folder("submitted", assignment, student_dir.name)
-        if destination.exists():
-            shutil.rmtree(destination)
-        destination.mkdir(parents=True)
-        for notebook in sorted(origin.glob("*.ipynb")):
-            shutil.copy2(notebook, destination / notebook.name)
-        students.append(student_dir.name)
-    return students
-
-
-def collect_zip(course: Course, assignment: str, archive: Path) -> tuple[list[str], list[str]]:
-    """Collect an LMS download with ``nbgrader zip_collect``; return (students, unmatched files)."""
-    downloaded = course.downloaded(assignment)
-    shutil.rmtree(downloaded, ignore_errors=True)
-    (downloaded / "archive").mkdir(parents=True)
-    shutil.copy2(archive, downloaded / "archive" / Path(archive).name)
-    run_nbgrader(["zip_collect", assignment, "--force",
-                  f"--ZipCollectApp.downloaded_directory={DOWNLOADED}",
-                  "--ZipCollectApp.collector_plugin=coursetools.nbgrader_plugins.LmsFileNameCollector"],
-                 course.root)
-    students, unmatched = set(), []
-    for path in sorted((downloaded / "extracted").rglob("*")):
-        if path.is_file():
-            info = match_submission_name(str(path), assignment)
-            if info is None:
-                unmatched.append(str(path.relative_to(downloaded / "extracted")))
-            else:
-                students.add(info["student_id"])
-    update_state(course, assignment, {UNMATCHED: unmatched})
-    return sorted(students), unmatched
 
 
 # --- grading ------------------------------------------------------------------------------------
@@ -119,18 +75,24 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
     if unknown:
         raise ValueError(f"no submission of {assignment!r} for {unknown}; submitted: {everyone}")
     state = load_state(course, assignment)
-    todo = [s for s in (students or everyone) if force or not _still_graded(course, assignment, s, state)]
-    progress(f"{assignment}: {len(todo)} to grade, {len(students or everyone) - len(todo)} already graded")
+    tests_sha = grading_fingerprint(nbformat.read(build_notebook(course.root, assignment), as_version=4))
+    todo = [s for s in (students or everyone)
+            if force or not _still_graded(course, assignment, s, state, tests_sha)]
+    changed = [s for s in todo if state.get(s, {}).get("tests_sha") not in (None, tests_sha)]
+    progress(f"{assignment}: {len(todo)} to grade, {len(students or everyone) - len(todo)} already graded"
+             + (f" ({len(changed)} again because the tests changed since they were graded)" if changed else ""))
     if not todo:
         return {}
     backup = backup_gradebook(course)
     if backup:
         progress(f"gradebook backed up to {backup.relative_to(course.root)}")
+    releases = [release, *earlier_releases(course.notebook("release", assignment))]
     outcomes: dict[str, Outcome] = {}
     lock = threading.Lock()
 
     def one(student: str) -> None:
-        outcome = grade_student(course, assignment, student, release, cell_timeout, notebook_timeout)
+        outcome = grade_student(course, assignment, student, releases, cell_timeout, notebook_timeout)
+        outcome.tests_sha = tests_sha
         with lock:
             outcomes[student] = outcome
             update_state(course, assignment, {student: asdict(outcome)})
@@ -142,10 +104,14 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
     return outcomes
 
 
-def grade_student(course: Course, assignment: str, student: str, release: nbformat.NotebookNode,
+def grade_student(course: Course, assignment: str, student: str, releases: list[nbformat.NotebookNode],
                   cell_timeout: int | None = None,
                   notebook_timeout: float = DEFAULT_NOTEBOOK_TIMEOUT) -> Outcome:
-    """Scan and autograde one student's notebook in its own nbgrader process."""
+    """Scan and autograde one student's notebook in its own nbgrader process.
+
+    ``releases``: the release graded against first, then earlier releases students may have had
+    (a locked cell as one of them released it is not an edit)."""
+    release = releases[0]
     start = time.monotonic()
     path = course.notebook("submitted", assignment, student)
     submission = _read_submission(path)
@@ -153,7 +119,8 @@ def grade_student(course: Course, assignment: str, student: str, release: nbform
         _remove_autograded(course, assignment, student)
         return Outcome(MISSING, [submission], 0.0)
     sha = _sha(path)
-    flags = locked_cell_changes(release, submission) + suspicious_code(release, submission)
+    changes = locked_cell_changes(release, submission, releases[1:])
+    flags = changes + suspicious_code(release, submission)
     args = ["autograde", assignment, "--student", student, "--force"]
     if cell_timeout is not None:
         args.append(f"--ExecutePreprocessor.timeout={cell_timeout}")
@@ -161,18 +128,21 @@ def grade_student(course: Course, assignment: str, student: str, release: nbform
     if returncode == 1 and "database is locked" in log:  # two writers at once: try again, once
         returncode, log = _run_with_limit(args, course, notebook_timeout)
     course.log_file(assignment, student).parent.mkdir(parents=True, exist_ok=True)
-    course.log_file(assignment, student).write_text(log, encoding="utf-8")
+    edited = {change.rsplit(" ", 1)[-1] for change in changes}
+    course.log_file(assignment, student).write_text(explained_log(log, edited), encoding="utf-8")
     if returncode is None:
         _remove_autograded(course, assignment, student)
-    ungraded = []
+    ungraded, stopped = [], []
     if returncode == 0:
         autograded = course.notebook("autograded", assignment, student)
         if autograded.is_file():
-            flags = tampering_seen_by_tests(nbformat.read(autograded, as_version=4)) + flags
+            autograded_nb = nbformat.read(autograded, as_version=4)
+            flags = tampering_seen_by_tests(autograded_nb) + flags
+            stopped = cells_stopped_at_limit(autograded_nb)
         scores = gradebook_scores(course, assignment, student)
         ungraded = [cell.grade_id for cell in graded_cells(release)
                     if cell.automatic and scores.get(cell.grade_id) is None]
-    status, details = autograde_status(returncode, log, flags, ungraded, notebook_timeout)
+    status, details = autograde_status(returncode, log, flags, ungraded, notebook_timeout, stopped)
     return Outcome(status, details, round(time.monotonic() - start, 1), sha)
 
 
@@ -221,11 +191,11 @@ def _remove_autograded(course: Course, assignment: str, student: str) -> None:
     shutil.rmtree(course.folder("autograded", assignment, student), ignore_errors=True)
 
 
-def _still_graded(course: Course, assignment: str, student: str, state: dict) -> bool:
-    """:func:`~coursetools.outcomes.already_graded` for the files as they are now."""
+def _still_graded(course: Course, assignment: str, student: str, state: dict, tests_sha: str) -> bool:
+    """:func:`~coursetools.outcomes.already_graded` for the files and tests as they are now."""
     path = course.notebook("submitted", assignment, student)
     return already_graded(state.get(student), _sha(path),
-                          course.notebook("autograded", assignment, student).is_file())
+                          course.notebook("autograded", assignment, student).is_file(), tests_sha)
 
 
 def _sha(path: Path) -> str:

@@ -5,7 +5,7 @@ course root's ``nbgrader_config.py`` puts them: :class:`Course` loads that file 
 own ``CourseDirectory`` and asks it (``format_path``), so that nothing here repeats the layout.
 What nbgrader does not know about, the course's grading adds under :data:`GRADING`: the release
 graded against, the outcome of each student, logs, exports, the class report, gradebook backups
-and LMS downloads.
+and the roster.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from traitlets.config.loader import PyFileConfigLoader
 CONFIG_FILE = "nbgrader_config.py"
 GRADING = Path("grading")  # the course's own grading files (git-ignored), beside nbgrader's
 STAGED_RELEASE = GRADING / "release"  # a release made with the gradebook; notebooks/ is not touched
-DOWNLOADED = GRADING / "downloaded"  # zip_collect's downloaded_directory (relative to the root, as it wants)
 NBGRADER_STEPS = ("source", "release", "submitted", "autograded", "feedback")
 
 
@@ -93,10 +92,6 @@ class Course:
         """The release notebook grading compares submissions with (made by ``grading.prepare``)."""
         return Path(self.nbgrader.format_path(str(STAGED_RELEASE), ".", assignment)) / f"{assignment}.ipynb"
 
-    def downloaded(self, assignment: str) -> Path:
-        """Where ``nbgrader zip_collect`` reads an LMS download (``ZipCollectApp.downloaded_directory``)."""
-        return self.root / DOWNLOADED / assignment
-
     def state_file(self, assignment: str) -> Path:
         """Each student's recorded outcome (:mod:`coursetools.state`)."""
         return self.grading_folder / "state" / f"{assignment}.json"
@@ -113,3 +108,7 @@ class Course:
 
     def backups(self) -> Path:
         return self.grading_folder / "backups"
+
+    def roster(self) -> Path:
+        """The optional class list (``student,name,email``), kept out of git: it names people."""
+        return self.grading_folder / "roster.csv"

@@ -10,18 +10,14 @@ failed and the message it gave, never the hidden code.
 :class:`IncludeGradingRules` runs when an assignment is generated: it puts the course's one text
 on how grading works (``coursetools/how_grading_works.md``, with the per-cell time limit of
 ``nbgrader_config.py``) where a source notebook's markdown has the line :data:`INCLUDE_RULES`.
-
-:class:`LmsFileNameCollector` is ``nbgrader zip_collect``'s collector for typical LMS file names.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from importlib.resources import files
 
 from nbconvert.preprocessors import Preprocessor
-from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
 from traitlets import Bool, Int
 
 from coursetools.cells import nbgrader_meta
@@ -88,35 +84,3 @@ class IncludeGradingRules(Preprocessor):
                 cell.source = "\n".join(grading_rules(self.cell_timeout) if line.strip() == INCLUDE_RULES else line
                                         for line in cell.source.splitlines())
         return nb, resources
-
-
-# --- collecting an LMS download (``nbgrader zip_collect``) --------------------------------------
-
-def match_submission_name(path: str, assignment: str) -> dict[str, str] | None:
-    """Student and notebook from an LMS file name, or None when the name is not understood.
-
-    Understood: ``<student>_<assignment>.ipynb`` and ``<assignment>--<student>.ipynb``, each with
-    an optional timestamp ``_20260111T093000`` / ``--20260111T093000`` before ``.ipynb`` (the
-    compact ISO form: nbgrader misparses ``YYYY-MM-DD-HH-MM-SS``). Student ids are letters,
-    digits, ``.``, ``-`` and ``_``.
-    """
-    name = os.path.basename(path)
-    a = re.escape(assignment)
-    stamp = r"\d{8}T\d{6}"
-    patterns = (rf"(?P<student_id>[\w.\-]+?)_(?P<file_id>{a})(?:_(?P<timestamp>{stamp}))?\.ipynb",
-                rf"(?P<file_id>{a})--(?P<student_id>[\w.\-]+?)(?:--(?P<timestamp>{stamp}))?\.ipynb")
-    for pattern in patterns:
-        match = re.fullmatch(pattern, name)
-        if match:
-            return {key: value for key, value in match.groupdict().items() if value}
-    return None
-
-
-class LmsFileNameCollector(FileNameCollectorPlugin):
-    """``zip_collect``'s collector for the names :func:`match_submission_name` understands."""
-
-    def collect(self, submitted_file: str) -> dict | None:
-        info = match_submission_name(submitted_file, self.parent.coursedir.assignment_id)
-        if info is None:
-            self.log.warning("Skipped a file whose name names no student: %s", submitted_file)
-        return info

@@ -1,8 +1,10 @@
 """The class report: one self-contained HTML page per assignment, written after grading.
 
-Score histogram, pass rate per exercise, the exercises the class found hardest, and the students
-whose notebook could not be graded normally (kernel died, timed out, tampered, missing), with the
-reason recorded by :mod:`coursetools.grading`. :func:`render` and what it draws on are pure
+What is still to grade by hand (first, and loudly: totals are incomplete until it is done), the
+means (each saying what it counts), the histogram of complete totals, pass rate per exercise
+with the hardest first, the students to look at (every status other than ``ok`` with the reason
+recorded by :mod:`coursetools.grading`, late submissions, answers to grade by hand), and the
+files of an LMS download that were left out or name no student. :func:`render` and what it draws on are pure
 functions of the class table (:mod:`coursetools.exports`).
 """
 
@@ -11,13 +13,14 @@ from __future__ import annotations
 from collections import Counter
 from html import escape
 from pathlib import Path
+from typing import NamedTuple
 
 from coursetools.cells import GradedCell
-from coursetools.exports import ClassTable, Row, class_table
+from coursetools.exports import NO_SUBMISSION, ClassTable, Row, class_table
 from coursetools.files import write_atomically
 from coursetools.layout import Course
 from coursetools.outcomes import OK, STATUSES
-from coursetools.state import UNMATCHED, load_state
+from coursetools.state import LEFT_OUT, UNMATCHED, load_state
 
 BINS = 10
 
@@ -40,45 +43,102 @@ def histogram_svg(percentages: list[float], width: int = 420, height: int = 160)
     return "".join(parts) + "</svg>"
 
 
-def exercise_stats(rows: list[Row], cells: list[GradedCell]) -> list[tuple[str, float, float, int]]:
-    """(exercise, pass rate, mean fraction of points, students scored) over the graded students,
-    hardest first."""
+class ExerciseStats(NamedTuple):
+    """One graded cell over the class: pass rate and mean fraction of its points over the students
+    scored on it, how many were scored, and how many still wait for a hand grade."""
+
+    grade_id: str
+    automatic: bool
+    pass_rate: float | None
+    mean: float | None
+    scored: int
+    to_grade_by_hand: int
+
+
+def exercise_stats(rows: list[Row], cells: list[GradedCell]) -> list[ExerciseStats]:
+    """Each graded cell's numbers over the graded students, hardest first; cells nobody has a
+    score on yet come last."""
     stats = []
     for cell in cells:
         scored = [row.scores[cell.grade_id] for row in rows if row.scores[cell.grade_id] is not None]
-        if not scored:
+        pending = sum(1 for row in rows if cell.grade_id in row.to_grade_by_hand)
+        if not scored and not pending:
             continue
         passed = sum(1 for s in scored if s >= cell.points)
-        stats.append((cell.grade_id, passed / len(scored), sum(scored) / (cell.points * len(scored)), len(scored)))
-    return sorted(stats, key=lambda s: (s[2], s[1]))
+        stats.append(ExerciseStats(cell.grade_id, cell.automatic, passed / len(scored) if scored else None,
+                                   sum(scored) / (cell.points * len(scored)) if scored else None, len(scored),
+                                   pending))
+    return sorted(stats, key=lambda s: (s.mean is None, s.mean or 0.0, s.pass_rate or 0.0))
 
 
-def render(assignment: str, rows: list[Row], cells: list[GradedCell], unmatched: list[str]) -> str:
+def summary(rows: list[Row], cells: list[GradedCell]) -> list[str]:
+    """The report's opening sentences: who was graded, what is still to grade by hand, and the
+    means, each saying what it counts."""
+    graded = [row for row in rows if row.total is not None]
+    if not graded:
+        return [f"{len(rows)} students, none graded."]
+    automatic = [cell for cell in cells if cell.automatic]
+    auto_points = sum(cell.points for cell in automatic)
+    max_total = sum(cell.points for cell in cells)
+    complete = [row for row in graded if not row.to_grade_by_hand]
+    lines = [f"{len(rows)} students, {len(graded)} graded."]
+    if auto_points:
+        auto_mean = sum(sum(row.scores[c.grade_id] or 0.0 for c in automatic) for row in graded) / len(graded)
+        lines.append(f"Autograded tests: mean {100 * auto_mean / auto_points:.1f} % of their {auto_points:g} points "
+                     f"over the {len(graded)} graded students.")
+    if complete:
+        lines.append(f"Total: mean {100 * sum(r.total for r in complete) / (len(complete) * max_total):.1f} % "
+                     f"of {max_total:g} points over the {len(complete)} students whose grading is complete"
+                     + (f" (the {len(graded) - len(complete)} with answers still to grade by hand are left out)."
+                        if len(complete) < len(graded) else "."))
+    else:
+        lines.append(f"Total: no student's grading is complete yet ({max_total:g} points with the hand-graded "
+                     "answers).")
+    return lines
+
+
+def render(assignment: str, rows: list[Row], cells: list[GradedCell], unmatched: list[str],
+           left_out: dict[str, list[str]] | None = None) -> str:
     """The report's HTML."""
     max_total = sum(cell.points for cell in cells)
     graded = [row for row in rows if row.total is not None]
-    percentages = [100 * row.total / max_total for row in graded] if max_total else []
+    complete = [row for row in graded if not row.to_grade_by_hand]
+    percentages = [100 * row.total / max_total for row in complete] if max_total else []
     counts = Counter(row.status for row in rows)
-    stats = exercise_stats(rows, cells)
-    problems = [row for row in rows if row.status != OK]
+    pending = [row for row in graded if row.to_grade_by_hand]
+    to_look_at = [(row, why) for row in rows if (why := reasons_to_look(row))]
     out = [f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(assignment)}: class report</title>",
            "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}td,th{padding:.2em .6em;"
-           "border-bottom:1px solid #ddd;text-align:left}</style></head><body>",
-           f"<h1>{escape(assignment)}: class report</h1>",
-           f"<p>{len(rows)} students, {len(graded)} graded; mean "
-           f"{sum(percentages) / len(percentages):.1f} % of {max_total:g} points.</p>" if percentages else
-           f"<p>{len(rows)} students, none graded.</p>",
-           "<h2>Status</h2><table>" + "".join(f"<tr><td>{escape(s)}</td><td>{counts.get(s, 0)}</td></tr>"
-                                            for s in STATUSES) + "</table>",
-           "<h2>Scores</h2>", histogram_svg(percentages),
-           "<h2>Exercises, hardest first</h2><table><tr><th>exercise</th><th>pass rate</th>"
-           "<th>mean score</th><th>students</th></tr>"]
-    out += [f"<tr><td>{escape(n)}</td><td>{rate:.0%}</td><td>{mean:.0%}</td><td>{k}</td></tr>"
-            for n, rate, mean, k in stats]
+           "border-bottom:1px solid #ddd;text-align:left}.warning{background:#fff3cd;border:1px solid #e0b000;"
+           "padding:.6em 1em}</style></head><body>",
+           f"<h1>{escape(assignment)}: class report</h1>"]
+    if pending:
+        answers = sum(len(row.to_grade_by_hand) for row in pending)
+        out.append(f"<p class='warning' id='hand-grading'><strong>Hand grading pending: {answers} answers of "
+                   f"{len(pending)} students</strong> ({escape(', '.join(r.student for r in pending))}) have no "
+                   "score yet. Their totals are incomplete: do not publish them or hand back feedback. Grade "
+                   "them in formgrader, then run <code>make report</code> again.</p>")
+    out += [f"<p>{escape(line)}</p>" for line in summary(rows, cells)]
+    out += ["<h2>Status</h2><table>" + "".join(f"<tr><td>{escape(s)}</td><td>{counts.get(s, 0)}</td></tr>"
+                                           for s in (*STATUSES, NO_SUBMISSION) if counts.get(s) or s == OK)
+            + f"<tr><td>answers still to grade by hand</td><td>{sum(len(r.to_grade_by_hand) for r in rows)}"
+              f"</td></tr></table>",
+            f"<h2>Scores</h2><p>Totals of the {len(complete)} students whose grading is complete.</p>",
+            histogram_svg(percentages),
+            "<h2>Exercises, hardest first</h2><table><tr><th>exercise</th><th>graded</th><th>pass rate</th>"
+            "<th>mean score</th><th>students scored</th><th>still to grade by hand</th></tr>"]
+    out += [f"<tr><td>{escape(s.grade_id)}</td><td>{'automatically' if s.automatic else 'by hand'}</td>"
+            f"<td>{_percent(s.pass_rate)}</td><td>{_percent(s.mean)}</td><td>{s.scored}</td>"
+            f"<td>{s.to_grade_by_hand or ''}</td></tr>" for s in exercise_stats(rows, cells)]
     out.append("</table><h2>Students to look at</h2>")
     out.append("<table><tr><th>student</th><th>status</th><th>why</th></tr>" + "".join(
-        f"<tr><td>{escape(r.student)}</td><td>{escape(r.status)}</td><td>{escape('; '.join(r.details))}</td></tr>"
-        for r in problems) + "</table>" if problems else "<p>None.</p>")
+        f"<tr><td>{escape(r.student)}</td><td>{escape(r.status)}</td><td>{escape('; '.join(why))}</td></tr>"
+        for r, why in to_look_at) + "</table>" if to_look_at else "<p>None.</p>")
+    if left_out:
+        out.append("<h2>Files in the LMS download left out</h2><p>A student with several files is graded on "
+                   "the latest; rename a file and collect again to grade another.</p><ul>"
+                   + "".join(f"<li>{escape(student)}: {escape(why)}</li>" for student, whys in sorted(left_out.items())
+                             for why in whys) + "</ul>")
     if unmatched:
         out.append("<h2>Files in the LMS download that name no student</h2><ul>"
                    + "".join(f"<li>{escape(f)}</li>" for f in unmatched) + "</ul>")
@@ -86,11 +146,22 @@ def render(assignment: str, rows: list[Row], cells: list[GradedCell], unmatched:
     return "\n".join(out)
 
 
+def reasons_to_look(row: Row) -> list[str]:
+    """Why an instructor should look at a student's row (empty: nothing to look at)."""
+    return ([] if row.status == OK else row.details or [row.status]) + \
+        ([row.late] if row.late else []) + \
+        ([f"to grade by hand: {', '.join(row.to_grade_by_hand)}"] if row.to_grade_by_hand else [])
+
+
+def _percent(value: float | None) -> str:
+    return "" if value is None else f"{value:.0%}"
+
+
 def write_report(course: Course, assignment: str, table: ClassTable | None = None) -> Path:
     """Write the report (``course.report(assignment)``) and return its path (``table`` as in
     :func:`coursetools.exports.export`)."""
     rows, cells = table or class_table(course, assignment)
-    unmatched = load_state(course, assignment).get(UNMATCHED, [])
+    state = load_state(course, assignment)
     path = course.report(assignment)
-    write_atomically(path, render(assignment, rows, cells, unmatched))
+    write_atomically(path, render(assignment, rows, cells, state.get(UNMATCHED, []), state.get(LEFT_OUT, {})))
     return path

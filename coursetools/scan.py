@@ -32,13 +32,20 @@ SUSPICIOUS_NAMES = frozenset({
 ALLOWED_MAGICS = re.compile(r"get_ipython\(\)\.run_line_magic\('(matplotlib|time|timeit)'")
 
 
-def locked_cell_changes(release: NotebookNode, submission: NotebookNode) -> list[str]:
+def locked_cell_changes(release: NotebookNode, submission: NotebookNode,
+                        earlier: list[NotebookNode] = ()) -> list[str]:
     """The locked cells of ``release`` that ``submission`` edited or deleted, by grade_id.
 
     Compared with the checksums nbgrader stored in the release (``nbgrader.utils.compute_checksum``
-    covers the source, the cell type, the flags and the points).
+    covers the source, the cell type, the flags and the points). A cell as one of the ``earlier``
+    releases had it is not an edit: a student who started from that release changed nothing.
     """
     submitted = {grade_id(cell): cell for cell in submission.cells if grade_id(cell)}
+    released = {}
+    for notebook in (release, *earlier):
+        for cell in notebook.cells:
+            if is_locked(cell):
+                released.setdefault(grade_id(cell), set()).add(nbgrader_meta(cell).get("checksum"))
     changes = []
     for cell in release.cells:
         if not is_locked(cell):
@@ -47,7 +54,7 @@ def locked_cell_changes(release: NotebookNode, submission: NotebookNode) -> list
         mine = submitted.get(name)
         if mine is None:
             changes.append(f"deleted locked cell {name}")
-        elif compute_checksum(mine) != nbgrader_meta(cell).get("checksum"):
+        elif compute_checksum(mine) not in released[name]:
             changes.append(f"edited locked cell {name}")
     return changes
 

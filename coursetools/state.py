@@ -1,9 +1,11 @@
 """The grading state of an assignment: each student's outcome, written as soon as it is known.
 
 ``grading/state/<assignment>.json`` maps each student to their :class:`~coursetools.outcomes.Outcome`
-(as a dict), so that an interrupted ``course grade`` resumes where it stopped; the key
-``_unmatched`` lists the files of an LMS download that name no student. Keys starting with
-``_`` are never student ids.
+(as a dict), so that an interrupted ``course grade`` resumes where it stopped. The course's own
+keys start with ``_`` (never a student id): the files of an LMS download that name no student
+(:data:`UNMATCHED`), the duplicates left out per student (:data:`LEFT_OUT`), the file collected
+for each student and when the LMS says it was submitted (:data:`SUBMITTED`), and the due date
+(:data:`DUE`, ISO 8601).
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from coursetools.files import write_atomically
 from coursetools.layout import Course
 
 UNMATCHED = "_unmatched"
+LEFT_OUT = "_left_out"
+SUBMITTED = "_submitted"
+DUE = "_due"
 
 
 def load_state(course: Course, assignment: str) -> dict:

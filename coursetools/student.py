@@ -7,7 +7,8 @@
 * ``transformer_lib/``: the library the notebooks import, and ``coursetools/checks.py``, the
   checks the visible tests call (the only course tool a student needs);
 * ``pyproject.toml`` and ``constraints.txt``: the library's dependencies, pinned exactly as here;
-* ``README.md``: the two commands (set up the environment; open Jupyter) and how to submit.
+* ``README.md``: the book's address (``--book-url`` or ``html.baseurl`` of ``_config.yml``), the
+  two commands (set up the environment; open Jupyter) and how to submit (keep the file name).
 
 Nothing comes from ``solutions/``, ``tests/`` or the grading tools: the test suite searches the
 built edition for every secret line of every source notebook.
@@ -29,8 +30,8 @@ CHECKS_INIT = '"""What the exercise notebooks import from the course: the checks
 README = """# The Transformer, built: exercises
 
 These are the exercise notebooks of the course *The Transformer, built*, one per chapter, with
-the small library they use. Read each chapter in the online book first; the exercise page there
-links the notebook you find here.
+the small library they use. Read each chapter in the online book first{book}; the exercise page
+there links the notebook you find here.
 
 ## Set up (once)
 
@@ -55,11 +56,27 @@ check a small worked example and say what is wrong. Hidden tests grade your subm
 thoroughly. Do not edit the locked cells or reassign library functions, and write your own code
 rather than calling the library's version of what an exercise asks for (that earns no points).
 Before you submit: *Kernel → Restart & Run All*, and hand in the `.ipynb` file as your course
-says.
+says. **Keep the file name** (`<chapter>.ipynb`, e.g. `ch01_tokens.ipynb`): the grader finds your
+work by it. Do not hand in a renamed copy (`Untitled.ipynb`, `ch01_tokens-Copy1.ipynb`) or a
+notebook you made yourself: locked cells and their hidden tests are matched to the original.
 
 `notebooks/` holds the exercises, `transformer_lib/` the course library (its code is part of
 what you learn from), `coursetools/checks.py` the checks the tests use.
 """
+
+
+def book_url(course_root: Path) -> str:
+    """The published book's address: ``html.baseurl`` of the book's ``_config.yml`` (empty when unset)."""
+    import yaml
+
+    config_file = course_root / "_config.yml"
+    config = yaml.safe_load(config_file.read_text(encoding="utf-8")) if config_file.is_file() else {}
+    return str(((config or {}).get("html") or {}).get("baseurl") or "")
+
+
+def readme(url: str) -> str:
+    """The edition's README, naming the book's address when there is one."""
+    return README.replace("{book}", f" (<{url}>)" if url else "")
 
 
 def _pyproject(course_root: Path) -> str:
@@ -97,8 +114,10 @@ def _copy_tree(source: Path, target: Path, patterns: tuple[str, ...]) -> None:
         shutil.copy2(path, destination)
 
 
-def build(course_root: Path = REPO_ROOT, dist: Path | None = None) -> tuple[Path, Path]:
-    """Write ``dist/student/`` and ``dist/student.zip`` (replacing earlier ones); return both."""
+def build(course_root: Path = REPO_ROOT, dist: Path | None = None, url: str | None = None) -> tuple[Path, Path]:
+    """Write ``dist/student/`` and ``dist/student.zip`` (replacing earlier ones); return both.
+
+    ``url``: the book's address for the README (default: :func:`book_url`)."""
     dist = dist or course_root / "dist"
     edition = dist / "student"
     if edition.exists():
@@ -112,7 +131,7 @@ def build(course_root: Path = REPO_ROOT, dist: Path | None = None) -> tuple[Path
     shutil.copy2(course_root / "constraints.txt", edition / "constraints.txt")
     shutil.copy2(course_root / "LICENSE", edition / "LICENSE")
     (edition / "pyproject.toml").write_text(_pyproject(course_root), encoding="utf-8")
-    (edition / "README.md").write_text(README, encoding="utf-8")
+    (edition / "README.md").write_text(readme(book_url(course_root) if url is None else url), encoding="utf-8")
 
     archive = dist / "student.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as handle:
@@ -125,8 +144,10 @@ def build(course_root: Path = REPO_ROOT, dist: Path | None = None) -> tuple[Path
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dist", type=Path, default=REPO_ROOT / "dist", help="output folder (default: dist/)")
+    parser.add_argument("--book-url", help="the published book's address, named in the README "
+                                           "(default: html.baseurl of _config.yml)")
     args = parser.parse_args(argv)
-    edition, archive = build(dist=args.dist)
+    edition, archive = build(dist=args.dist, url=args.book_url)
     files = sum(1 for p in edition.rglob("*") if p.is_file())
     print(f"wrote {edition} ({files} files) and {archive} ({archive.stat().st_size / 1024:.0f} KiB)")
     return 0

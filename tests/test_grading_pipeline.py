@@ -1,4 +1,4 @@
-"""Collecting submissions for ``course grade``: from an LMS zip (nbgrader zip_collect) and a folder.
+"""Collecting submissions for ``course grade``: from an LMS zip and a folder.
 
 The grading itself is proven by tests/test_hostile_submissions.py; here, names: typical LMS file
 names reach the right student, and a name that names no student is reported, not dropped.
@@ -14,6 +14,7 @@ import nbformat
 import pytest
 
 from coursetools import grading
+from coursetools.collect import collect_folder
 from coursetools.cli import main
 from coursetools.layout import Course
 from coursetools.state import UNMATCHED, load_state
@@ -51,6 +52,6 @@ def test_folder_collect_keeps_misnamed_notebooks(course, tmp_path):
     (tmp_path / "bob" / "tiny" / "tiny (1).ipynb").write_text("{}")
     (tmp_path / "eve").mkdir()
     (tmp_path / "eve" / "tiny.ipynb").write_text("{}")
-    assert grading.collect_folder(course, "tiny", tmp_path) == ["bob", "eve"]
+    assert collect_folder(course, "tiny", tmp_path) == ["bob", "eve"]
     assert (course.folder("submitted", "tiny", "bob") / "tiny (1).ipynb").is_file()
     assert course.notebook("submitted", "tiny", "eve").is_file()

@@ -18,16 +18,18 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 from nbgrader.utils import compute_checksum
 
 from coursetools.cells import GradedCell, graded_cells
-from coursetools.exports import ClassTable, class_row, csv_rows, write_csv
+from coursetools.exports import ClassTable, class_row, csv_rows, lateness, write_csv
 from coursetools.hidden import (HIDDEN_PLACEHOLDER, REDACTED, SOLUTION_MARKERS, hidden_lines, parse_blocks,
                                 quoted_lines, redact, split_hidden, visible_text)
 from coursetools.layout import Course, course_directory
 from coursetools.lint import lint_notebook
-from coursetools.nbgrader_plugins import HideHiddenTests, match_submission_name
-from coursetools.outcomes import (KERNEL_DIED, MANUAL, MISSING, OK, TAMPERED, TIMED_OUT, already_graded,
-                                  autograde_status, last_error_line, tampering_seen_by_tests)
+from coursetools.nbgrader_plugins import HideHiddenTests
+from coursetools.outcomes import (CELL_TIMED_OUT, KERNEL_DIED, MANUAL, MISSING, OK, TAMPERED, TIMED_OUT,
+                                  already_graded, autograde_status, cells_stopped_at_limit, explained_log,
+                                  last_error_line,
+                                  tampering_seen_by_tests, grading_fingerprint)
 from coursetools.release import REPO_ROOT
-from coursetools.report import exercise_stats, histogram_svg
+from coursetools.report import ExerciseStats, exercise_stats, histogram_svg, render
 from coursetools.scan import locked_cell_changes, suspicious_code
 
 HIDDEN_LINE = "assert add(40, 2) == 42, 'add is wrong for larger numbers'"
@@ -233,6 +235,42 @@ def test_a_finished_autograde_is_tampered_manual_or_ok():
     assert autograde_status(0, "", [], [], 75) == (OK, [])
 
 
+def test_a_cell_stopped_at_the_time_limit_is_named():
+    """Issue 28: a timed-out cell left the student ``ok`` with empty details."""
+    nb = tiny_release()
+    nb.cells[1].outputs = [new_output("error", ename="KeyboardInterrupt", evalue="", traceback=[])]
+    assert cells_stopped_at_limit(nb) == ["add"]
+    status, details = autograde_status(0, "", [], [], 75, ["add"])
+    assert status == CELL_TIMED_OUT and details == ["add stopped at the per-cell time limit (an endless or very "
+                                                    "slow loop?)"]
+
+
+def test_the_grading_fingerprint_changes_with_a_test_not_with_prose():
+    nb = tiny_release()
+    before = grading_fingerprint(nb)
+    nb.cells.append(new_markdown_cell("More explanation."))
+    assert grading_fingerprint(nb) == before
+    nb.cells[2].source += "\nassert add(2, 2) == 4"
+    assert grading_fingerprint(nb) != before
+
+
+def test_a_locked_cell_as_an_earlier_release_had_it_is_not_an_edit():
+    """Issue 28: a submission started from the previous release was flagged ``tampered``."""
+    earlier, current = tiny_release(), tiny_release()
+    current.cells[2] = graded_cell(TEST_SOURCE + "\nassert add(0, 0) == 0", "test_add", test=True, points=2)
+    assert locked_cell_changes(current, earlier) == ["edited locked cell test_add"]
+    assert locked_cell_changes(current, earlier, [earlier]) == []
+
+
+def test_checksum_warnings_of_unedited_cells_are_explained():
+    """Issue 28: every log warned "checksum ... has changed!" for cells the student never touched."""
+    warning = "[AutogradeApp | WARNING] Attribute 'checksum' for cell {} has changed! (should be: 0f, got: 6e)"
+    log = "\n".join([warning.format("test_add"), warning.format("test_mul"), "done"])
+    assert explained_log(log, {"test_mul"}).splitlines() == [
+        "[course] test_add: as released (nbgrader's checksum warning for it only means that the hidden tests "
+        "were put back)", warning.format("test_mul"), "done"]
+
+
 def test_last_error_line_is_cut_to_300_characters():
     assert last_error_line("error " + "x" * 400) == ("error " + "x" * 400)[:300]
 
@@ -257,6 +295,13 @@ def test_a_recorded_outcome_stands_only_for_the_same_file(record, sha, has_autog
     assert already_graded(record, sha, has_autograded) is expected
 
 
+def test_a_recorded_outcome_stands_only_for_the_same_tests():
+    """Issue 28: a changed hidden test did not regrade ("0 to grade, 10 already graded")."""
+    record = {"status": OK, "submission_sha": "abc", "tests_sha": "v1"}
+    assert already_graded(record, "abc", True, "v1")
+    assert not already_graded(record, "abc", True, "v2")
+
+
 # --- the class table and its CSV ----------------------------------------------------------------
 
 CELLS = [GradedCell("test_add", True, 2.0), GradedCell("why", False, 1.0)]
@@ -276,10 +321,11 @@ def test_graded_cells_are_read_from_the_release():
 
 def test_csv_rows_leave_ungraded_totals_blank_and_count_answers_to_grade():
     assert csv_rows(class_table()) == [
-        ["student", "status", "test_add", "why", "total", "max_total", "manual_to_grade", "details"],
-        ["ann", OK, "2", "", "2", "3", "1", ""],
-        ["bob", KERNEL_DIED, "", "", "", "3", "", "Kernel died"],
-        ["cat", MANUAL, "0", "1", "1", "3", "0", ""],
+        ["student", "name", "email", "status", "test_add", "why", "total", "max_total", "manual_to_grade", "late",
+         "details"],
+        ["ann", "", "", OK, "2", "", "2", "3", "1", "", ""],
+        ["bob", "", "", KERNEL_DIED, "", "", "", "3", "", "", "Kernel died"],
+        ["cat", "", "", MANUAL, "0", "1", "1", "3", "0", "", ""],
     ]
 
 
@@ -291,8 +337,30 @@ def test_write_csv_round_trips_and_leaves_no_temporary_file(tmp_path):
     assert [p.name for p in path.parent.iterdir()] == ["tiny_grades.csv"]
 
 
-def test_exercise_stats_put_the_hardest_first():
-    assert exercise_stats(class_table().rows, CELLS) == [("test_add", 0.5, 0.5, 2), ("why", 1.0, 1.0, 1)]
+def test_exercise_stats_put_the_hardest_first_and_count_answers_to_grade_by_hand():
+    assert exercise_stats(class_table().rows, CELLS) == [ExerciseStats("test_add", True, 0.5, 0.5, 2, 0),
+                                                         ExerciseStats("why", False, 1.0, 1.0, 1, 1)]
+
+
+def test_the_report_shows_pending_hand_grading_and_says_what_its_means_count():
+    """Issue 28: the report said "needs manual grade: 0" while the CSV had manual_to_grade=1, and
+    its mean counted ungraded answers as 0."""
+    page = render("tiny", class_table().rows, CELLS, [])
+    assert "Hand grading pending: 1 answers of 1 students</strong> (ann)" in page
+    assert "<tr><td>answers still to grade by hand</td><td>1</td></tr>" in page
+    assert "Autograded tests: mean 50.0 % of their 2 points over the 2 graded students." in page
+    assert ("Total: mean 33.3 % of 3 points over the 1 students whose grading is complete (the 1 with answers "
+            "still to grade by hand are left out).") in page
+    assert "<td>ann</td><td>ok</td><td>to grade by hand: why</td>" in page
+
+
+def test_lateness_against_the_due_date():
+    from datetime import datetime
+    due = datetime(2026, 1, 12, 23, 59)
+    assert lateness(datetime(2026, 1, 12, 23, 0), due) == ""
+    assert lateness(datetime(2026, 1, 14, 2, 4), due) == "late by 1 d 2 h 5 min"
+    assert lateness(None, due, marked_late=True) == "marked late by the LMS"
+    assert lateness(datetime(2026, 1, 14), None) == ""
 
 
 def test_histogram_bins_scores_by_tens():
@@ -301,21 +369,6 @@ def test_histogram_bins_scores_by_tens():
 
 
 # --- file names and paths -----------------------------------------------------------------------
-
-@pytest.mark.parametrize("name, expected", [
-    ("jdoe_tiny.ipynb", {"student_id": "jdoe", "file_id": "tiny"}),
-    ("extracted/x/tiny--a.smith.ipynb", {"student_id": "a.smith", "file_id": "tiny"}),
-    ("j_roe_tiny_20260111T093000.ipynb", {"student_id": "j_roe", "file_id": "tiny", "timestamp": "20260111T093000"}),
-    ("tiny--asmith--20260111T093000.ipynb", {"student_id": "asmith", "file_id": "tiny",
-                                            "timestamp": "20260111T093000"}),
-    ("jdoe_tiny_2026-01-11-09-30-00.ipynb", None),
-    ("Untitled.ipynb", None),
-    ("jdoe_other.ipynb", None),
-    ("jdoe_tiny.txt", None),
-])
-def test_lms_file_names(name, expected):
-    assert match_submission_name(name, "tiny") == expected
-
 
 @pytest.fixture()
 def course_root(tmp_path):
@@ -354,7 +407,7 @@ def test_the_layout_follows_the_configuration(course_root):
 def test_course_paths_outside_nbgrader_stay_under_grading(course_root):
     course = Course(course_root)
     own = [course.state_file("tiny"), course.log_file("tiny", "bob"), course.exports(), course.report("tiny"),
-           course.backups(), course.downloaded("tiny")]
+           course.backups(), course.roster()]
     assert all(path.is_relative_to(course_root / "grading") for path in own)
     assert len(set(own)) == len(own)
 

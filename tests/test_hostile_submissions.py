@@ -17,7 +17,7 @@ import pytest
 from coursetools import grading
 from coursetools.cli import main
 from coursetools.hidden import HIDDEN_MARKERS, hidden_lines
-from coursetools.outcomes import KERNEL_DIED, MISSING, OK, TAMPERED, TIMED_OUT
+from coursetools.outcomes import CELL_TIMED_OUT, KERNEL_DIED, MISSING, OK, TAMPERED, TIMED_OUT
 from coursetools.release import assignments
 from coursetools.state import load_state
 from course_helpers import CourseCopy, answered, autograded_test_ids, cells_of, leaked_lines
@@ -166,7 +166,7 @@ def test_no_marks(graded, student):
 
 @pytest.mark.parametrize("student, expected", [
     ("solution", OK), ("stub", OK), ("warns_on_stderr", OK), ("huge_output", OK), ("syntax_error", OK),
-    ("infinite_loop", OK), ("kernel_suicide", KERNEL_DIED), ("ignores_sigint", TIMED_OUT),
+    ("infinite_loop", CELL_TIMED_OUT), ("kernel_suicide", KERNEL_DIED), ("ignores_sigint", TIMED_OUT),
     ("deleted_tests", TAMPERED), ("edited_locked", TAMPERED), ("monkeypatch", TAMPERED), ("code_swap", TAMPERED),
     ("misnamed", MISSING), ("no_notebook", MISSING),
 ])
@@ -226,7 +226,7 @@ def test_feedback_quotes_no_hidden_line_and_autograded_is_not_handed_back(graded
 def test_report_lists_the_problems(graded):
     copy_ = graded[0]
     page = copy_.course.report(copy_.assignment).read_text(encoding="utf-8")
-    for text in ("<svg", "pass rate", "kernel_suicide", "ignores_sigint", "monkeypatch", "timed out"):
+    for text in ("<svg", "pass rate", "kernel_suicide", "ignores_sigint", "monkeypatch", "timed out", "infinite_loop"):
         assert text in page
 
 

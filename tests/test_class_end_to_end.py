@@ -1,0 +1,283 @@
+"""A class graded start to end as the README says, asserting every number a student or instructor sees.
+
+One course copy of ``ch01_tokens`` (the cheapest assignment to grade). Its release is committed to
+git, then a visible test is changed and released again (the class worked on the first release).
+Nine files arrive in an LMS zip named as Canvas, Moodle, Blackboard and the README name them:
+
+=========  ===========================================  ===============================================
+student    file                                         what it holds
+=========  ===========================================  ===============================================
+jdoe       ``jdoe_<a>.ipynb``                           every answer, a written response
+doejane    Canvas ``..._<a>.ipynb`` and ``..._<a>-1``   the stub, then a resubmission with 2 answers
+kq         ``<a>--kq_20260111T093000.ipynb``            the stub
+asmith     ``asmith_<a>-Copy1.ipynb``                   every answer, an endless loop in the first
+jane_roe   Moodle folder                                every answer, a syntax error in the last, text
+bwong      ``bwong_<a>_final.ipynb``                    every answer, test cells deleted, text
+clee       Blackboard, after the due date               every answer, text
+oldrel     ``oldrel_<a>.ipynb``                         every answer (the earlier release's tests), text
+(nobody)   ``Untitled.ipynb``                           not collected
+=========  ===========================================  ===============================================
+
+A roster names jdoe and mnoor, who submitted nothing. Then ``make grade``, ``make report`` (hand
+grading pending), ``make feedback`` (refused), hand grading through nbgrader's ``Gradebook`` as formgrader does, ``make feedback``, ``make report``,
+a hidden test changed and one student graded again.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import subprocess
+import time
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from coursetools import grading
+from coursetools.hidden import HIDDEN_MARKERS, hidden_lines, visible_text
+from coursetools.outcomes import CELL_TIMED_OUT, OK, TAMPERED
+from coursetools.release import REPO_ROOT, solution_shortfalls
+from coursetools.state import load_state
+from course_helpers import CourseCopy, answered, cells_of, exercises, leaked_lines, with_cells
+
+A = "ch01_tokens"
+AUTO_POINTS = {"test_pad_left": 3, "test_embedding_backward": 4, "test_token_budget_batches": 4, "test_bpe_encode": 6}
+WRITTEN = "batching_answer"  # the hand-graded answer, 3 points
+VISIBLE_CHANGE = "# (a comment added to a visible test after the release)\n"
+HAND_GRADES = {"jdoe": 3, "jane_roe": 2, "bwong": 3, "clee": 1, "oldrel": 0}
+DUE = "2026-01-12T23:59"
+pytestmark = pytest.mark.slow
+
+
+def make(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "--no-print-directory", "-C", str(REPO_ROOT), *args], capture_output=True,
+                          text=True)
+
+
+def written(nb: nbformat.NotebookNode, text: str) -> nbformat.NotebookNode:
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == WRITTEN:
+            cell.source = text
+    return nb
+
+
+def class_zip(release: nbformat.NotebookNode, solution: nbformat.NotebookNode, path: Path) -> Path:
+    """The LMS download of the table above, made from the first release."""
+    full = answered(release, solution)
+    answers = [ids for ids, _ in exercises(solution)]
+    stub_ids = {cell.metadata["nbgrader"]["grade_id"]: cell.source for cell in cells_of(release, "solution")}
+    partial = with_cells(full, {grade_id: stub_ids[grade_id] for ids in answers[2:] for grade_id in ids})
+    loop = with_cells(full, {answers[0][0]: "while True:\n    pass"})
+    syntax = with_cells(full, {answers[-1][-1]: "def broken(:\n    pass"})
+    deleted = copy.deepcopy(full)
+    deleted.cells = [c for c in deleted.cells if c not in cells_of(deleted, "test")]
+    files = {
+        f"jdoe_{A}.ipynb": written(full, "Sort by length, then cut batches by a token budget."),
+        f"doejane_123456_7891011_{A}.ipynb": release,
+        f"doejane_123456_7891011_{A}-1.ipynb": partial,
+        f"{A}--kq_20260111T093000.ipynb": release,
+        f"asmith_{A}-Copy1.ipynb": loop,
+        f"Jane Roe_4242_assignsubmission_file_/{A}.ipynb": written(syntax, "Padding wastes compute."),
+        f"bwong_{A}_final.ipynb": written(deleted, "Buckets of similar lengths."),
+        f"HW1_clee_attempt_2026-01-13-10-00-00_{A}.ipynb": written(full, "Shorter batches."),
+        f"oldrel_{A}.ipynb": written(full, "I did not think about it."),
+        "Untitled.ipynb": full,
+    }
+    with zipfile.ZipFile(path, "w") as handle:
+        for name, nb in files.items():
+            handle.writestr(name, nbformat.writes(nb))
+    return path
+
+
+def edit_source(course_copy: CourseCopy, old: str, new: str) -> None:
+    text = course_copy.root / "solutions" / A / f"{A}.md"
+    source = text.read_text(encoding="utf-8")
+    assert source.count(old) == 1, old
+    text.write_text(source.replace(old, new), encoding="utf-8")
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                   capture_output=True)
+
+
+def csv_by_student(course_copy: CourseCopy) -> dict[str, dict[str, str]]:
+    path = course_copy.course.exports() / f"{A}_grades.csv"
+    return {row["student"]: row for row in csv.DictReader(path.open(encoding="utf-8"))}
+
+
+def hand_grade(course_copy: CourseCopy, grades: dict[str, float]) -> None:
+    """Score the written answers as formgrader does: a manual score on the student's grade."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course_copy.course.nbgrader.db_url) as gradebook:
+        for student, score in grades.items():
+            gradebook.find_grade(WRITTEN, A, A, student).manual_score = score
+        gradebook.db.commit()
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The whole class run: returns (course copy, what each step printed and returned, seconds)."""
+    start = time.monotonic()
+    course_copy = CourseCopy.create(tmp_path_factory.mktemp("class"), A)
+    root, course = course_copy.root, course_copy.course
+    first_release = grading.prepare(course, A)
+    released = course.notebook("release", A)
+    released.parent.mkdir(parents=True)
+    released.write_text(nbformat.writes(first_release), encoding="utf-8")
+    git(root, "init", "-q")
+    git(root, "add", str(released))
+    git(root, "commit", "-qm", "first release")
+    edit_source(course_copy, "ids, mask, positions = pad_left([[5, 6, 7], [8]], pad_id=0)\n",
+                VISIBLE_CHANGE + "ids, mask, positions = pad_left([[5, 6, 7], [8]], pad_id=0)\n")
+    archive = class_zip(first_release, nbformat.read(course_copy.source, as_version=4), root / "lms.zip")
+    course.roster().write_text("student,name,email\njdoe,Jo Doe,jdoe@example.org\nmnoor,Mia Noor,mnoor@example.org\n",
+                               encoding="utf-8")
+    steps = {"grade": make("grade", f"A={A}", f"COURSE={root}", f"ZIP={archive}", f"DUE={DUE}",
+                           "ARGS=--cell-timeout=10 --notebook-timeout=120")}
+    steps["report, pending"] = make("report", f"A={A}", f"COURSE={root}")
+    steps["csv, pending"] = csv_by_student(course_copy)
+    steps["html, pending"] = course.report(A).read_text(encoding="utf-8")
+    steps["feedback, pending"] = make("feedback", f"A={A}", f"COURSE={root}")
+    steps["feedback pages, pending"] = sorted(p.parent.parent.name for p in
+                                              (root / "grading" / "feedback").rglob("*.html"))
+    hand_grade(course_copy, HAND_GRADES)
+    steps["feedback"] = make("feedback", f"A={A}", f"COURSE={root}")
+    steps["report"] = make("report", f"A={A}", f"COURSE={root}")
+    steps["csv"] = csv_by_student(course_copy)
+    steps["html"] = course.report(A).read_text(encoding="utf-8")
+    return course_copy, steps, time.monotonic() - start
+
+
+@pytest.fixture(scope="module")
+def regraded(graded):
+    """A hidden test the model solution fails is added; jdoe is graded again."""
+    course_copy, _, _ = graded
+    notes_end = "# rejected; pad_id ignored; float ids; no ValueError for an empty batch.\n"
+    edit_source(course_copy, notes_end, notes_end + "assert False, 'a hidden test nobody passes'\n")
+    shortfalls = solution_shortfalls(A, course_copy.root)
+    again = make("grade", f"A={A}", f"COURSE={course_copy.root}", "ARGS=--student jdoe --cell-timeout=10")
+    report = make("report", f"A={A}", f"COURSE={course_copy.root}")
+    return shortfalls, again, report, csv_by_student(course_copy)
+
+
+def test_every_step_succeeds_or_refuses_as_documented(graded):
+    _, steps, seconds = graded
+    print(f"the class took {seconds:.0f} s")
+    for step in ("grade", "report, pending", "feedback", "report"):
+        assert steps[step].returncode == 0, f"{step}:\n{steps[step].stdout}\n{steps[step].stderr}"
+    assert "NOT COLLECTED (name matches no student): Untitled.ipynb" in steps["grade"].stdout
+    assert (f"LEFT OUT for doejane: doejane_123456_7891011_{A}.ipynb (older than "
+            f"doejane_123456_7891011_{A}-1.ipynb)") in steps["grade"].stdout
+
+
+STATUSES = {"jdoe": OK, "doejane": OK, "kq": OK, "asmith": CELL_TIMED_OUT, "jane_roe": OK, "bwong": TAMPERED,
+            "clee": OK, "oldrel": OK}
+FULL = sum(AUTO_POINTS.values())  # 17
+AUTO_TOTALS = {"jdoe": FULL, "doejane": 3 + 4, "kq": 0, "asmith": FULL - 3, "jane_roe": FULL - 6, "bwong": FULL,
+               "clee": FULL, "oldrel": FULL}
+
+
+def test_statuses_and_autograded_points(graded):
+    course_copy, steps, _ = graded
+    state = load_state(course_copy.course, A)
+    assert {s: state[s]["status"] for s in STATUSES} == STATUSES
+    assert "pad_left stopped at the per-cell time limit" in "; ".join(state["asmith"]["details"])
+    assert any("deleted locked cell" in d for d in state["bwong"]["details"])
+    for student, total in AUTO_TOTALS.items():
+        assert sum(float(steps["csv, pending"][student][cell] or 0) for cell in AUTO_POINTS) == total, student
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course_copy.course.nbgrader.db_url) as gradebook:  # what formgrader shows
+        flagged = {s for s in STATUSES if gradebook.find_submission_notebook(A, A, s).flagged}
+    assert flagged == {"asmith", "bwong"}
+
+
+def test_the_pending_report_and_csv_agree_on_what_is_left_to_grade_by_hand(graded):
+    _, steps, _ = graded
+    rows, page = steps["csv, pending"], steps["html, pending"]
+    pending = {s for s, row in rows.items() if row["manual_to_grade"] == "1"}
+    assert pending == set(HAND_GRADES)
+    assert all(rows[s]["manual_to_grade"] == "0" for s in set(STATUSES) - pending)
+    assert f"Hand grading pending: 5 answers of 5 students</strong> ({', '.join(sorted(pending))})" in page
+    assert "<tr><td>answers still to grade by hand</td><td>5</td></tr>" in page
+    assert f"<tr><td>{WRITTEN}</td><td>by hand</td><td>0%</td><td>0%</td><td>3</td><td>5</td></tr>" in page
+    auto_mean = 100 * sum(AUTO_TOTALS.values()) / (len(AUTO_TOTALS) * FULL)
+    assert f"Autograded tests: mean {auto_mean:.1f} % of their {FULL} points over the 8 graded students." in page
+    complete = ("doejane", "kq", "asmith")  # nothing written: nbgrader scores an untouched answer 0
+    total_mean = 100 * sum(AUTO_TOTALS[s] for s in complete) / (3 * (FULL + 3))
+    assert (f"Total: mean {total_mean:.1f} % of {FULL + 3} points over the 3 students whose grading is complete "
+            "(the 5 with answers still to grade by hand are left out).") in page
+    assert "HAND GRADING PENDING for 5 students" in steps["report, pending"].stdout
+
+
+def test_feedback_is_refused_while_hand_grading_is_pending(graded):
+    _, steps, _ = graded
+    refused = steps["feedback, pending"]
+    assert refused.returncode != 0 and "REFUSED: 5 students have answers still to grade by hand" in refused.stderr
+    assert steps["feedback pages, pending"] == []
+
+
+def test_the_final_numbers(graded):
+    course_copy, steps, _ = graded
+    rows = steps["csv"]
+    for student, auto in AUTO_TOTALS.items():
+        assert float(rows[student]["total"]) == auto + HAND_GRADES.get(student, 0), student
+        assert rows[student]["manual_to_grade"] == "0" and rows[student]["max_total"] == str(FULL + 3)
+    assert rows["clee"]["late"] == "late by 10 h 1 min"
+    assert (rows["jdoe"]["name"], rows["jdoe"]["email"]) == ("Jo Doe", "jdoe@example.org")
+    assert (rows["mnoor"]["status"], rows["mnoor"]["total"], rows["mnoor"]["name"]) == ("no submission", "", "Mia Noor")
+    assert all(rows[s]["late"] == "" for s in set(STATUSES) - {"clee"})
+    page = steps["html"]
+    assert "Hand grading pending" not in page
+    mean = 100 * sum(AUTO_TOTALS[s] + HAND_GRADES.get(s, 0) for s in STATUSES) / (8 * (FULL + 3))
+    assert f"Total: mean {mean:.1f} % of {FULL + 3} points over the 8 students whose grading is complete." in page
+    look_at = page.split("Students to look at")[1].split("</table>")[0]
+    for student in ("asmith", "bwong", "clee", "mnoor"):
+        assert f"<td>{student}</td>" in look_at
+    for student in ("jdoe", "kq", "oldrel", "jane_roe", "doejane"):
+        assert f"<td>{student}</td>" not in look_at
+
+
+def test_feedback_shows_the_hand_grade_and_no_hidden_test(graded):
+    course_copy, _, _ = graded
+    hidden = hidden_lines(nbformat.read(course_copy.source, as_version=4))
+    pages = {p.parent.parent.name: p.read_text(encoding="utf-8")
+             for p in (course_copy.root / "grading" / "feedback").rglob("*.html")}
+    assert set(pages) == set(STATUSES)
+    for student, page in pages.items():  # (the answers pasted from the model keep its solution markers)
+        assert not leaked_lines(page, hidden, is_html=True, markers=HIDDEN_MARKERS), student
+    assert f"Score: {FULL + 3}.0 / {FULL + 3}.0" in visible_text(pages["jdoe"])
+    clee = visible_text(pages["clee"])
+    assert f"Score: {FULL + 1}.0 / {FULL + 3}.0" in clee and "Score: 1.0 / 3.0" in clee
+
+
+def test_a_changed_hidden_test_fails_the_release_check_and_regrades_keeping_hand_grades(regraded):
+    shortfalls, again, report, rows = regraded
+    assert shortfalls == ["test_pad_left: 0 of 3 points"]
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "1 to grade, 0 already graded (1 again because the tests changed since they were graded)" in again.stdout
+    assert float(rows["jdoe"]["test_pad_left"]) == 0
+    assert float(rows["jdoe"][WRITTEN]) == HAND_GRADES["jdoe"]
+    assert float(rows["jdoe"]["total"]) == FULL - 3 + HAND_GRADES["jdoe"]
+    assert float(rows["clee"]["total"]) == FULL + HAND_GRADES["clee"]  # not asked for: unchanged
+
+
+def test_make_without_an_assignment_or_with_a_typo_says_what_is_expected(tmp_path):
+    missing = make("report")
+    assert missing.returncode != 0 and "name the assignment: make report A=<id>" in missing.stdout
+    typo = make("report", "A=ch01_token")
+    assert typo.returncode != 0 and "unknown assignment 'ch01_token': did you mean ch01_tokens" in typo.stderr
+    assert "Traceback" not in typo.stderr
+
+
+def test_make_clean_keeps_hand_grades_and_backups():
+    dry_run = make("-n", "clean").stdout
+    assert "grading/autograded" in dry_run and "grading/feedback" in dry_run
+    for kept in ("grading/gradebook.db", "grading/backups", "grading/submitted", "grading/state", "rm -rf grading\n"):
+        assert kept not in dry_run
+    assert make("wipe-grading").returncode != 0

@@ -1,0 +1,53 @@
+"""The instructor's commands around grading, without running nbgrader: which course ``course``
+grades, unknown assignment ids, when ``make release`` skips an assignment, the student README."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from coursetools.cli import find_course_root, main
+from coursetools.release import REPO_ROOT, SHARED_INPUTS, check_assignment, release_inputs_sha
+from coursetools.student import readme
+
+
+def test_course_grades_the_course_it_is_run_in(tmp_path, monkeypatch):
+    """Issue 28: without --root, ``course`` graded the checkout it was installed from."""
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n")
+    (tmp_path / "grading" / "deep").mkdir(parents=True)
+    assert find_course_root(tmp_path / "grading" / "deep") == tmp_path.resolve()
+    monkeypatch.chdir(tmp_path.parent)
+    with pytest.raises(FileNotFoundError, match="no nbgrader_config.py in .* or any folder above it"):
+        find_course_root(Path.cwd())
+
+
+def test_an_unknown_assignment_is_a_one_line_error(capsys):
+    """Issue 28: a typo in A= gave a Python traceback."""
+    assert main(["--root", str(REPO_ROOT), "report", "ch04_self_atention"]) == 2
+    assert "course: error: unknown assignment 'ch04_self_atention': did you mean ch04_self_attention" \
+        in capsys.readouterr().err
+    assert check_assignment("ch01_tokens") == "ch01_tokens"
+
+
+def test_a_release_is_redone_only_when_what_it_is_made_of_changed(tmp_path):
+    """Issue 28: ``make release`` regenerated all eleven assignments every time."""
+    for relative in (*SHARED_INPUTS, "solutions/x/x.md"):
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO_ROOT / relative if relative in SHARED_INPUTS else REPO_ROOT / "LICENSE", tmp_path / relative)
+    before = release_inputs_sha("x", tmp_path)
+    assert release_inputs_sha("x", tmp_path) == before
+    (tmp_path / "solutions/x/x.md").write_text("a changed test")
+    after_edit = release_inputs_sha("x", tmp_path)
+    assert after_edit != before
+    (tmp_path / "notebooks/x").mkdir(parents=True)
+    (tmp_path / "notebooks/x/x.ipynb").write_text("{}")  # a release edited by hand is made again
+    assert release_inputs_sha("x", tmp_path) != after_edit
+
+
+def test_the_student_readme_names_the_book_and_says_to_keep_the_file_name():
+    """Issue 28: the student edition named no book URL and did not say to keep the file name."""
+    text = readme("https://example.org/transformer-book/")
+    assert "<https://example.org/transformer-book/>" in text and "**Keep the file name**" in text
+    assert "{book}" not in readme("") and "online book first;" in readme("")
