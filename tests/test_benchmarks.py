@@ -12,6 +12,7 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 @pytest.mark.parametrize("script, args, expected", [
     ("bench_modules.py", ["--quick"], ["MultiHeadAttention", "GPT (train step)", "identical tokens: True"]),
     ("bench_training.py", ["--quick", "--only", "throughput"], ["| throughput, ours", "ratio"]),
+    ("bench_g2p.py", ["--quick"], ["valid WER", "as one ensemble, greedy and beam 4", "100 valid words"]),
 ])
 def test_benchmark_smoke_run(script, args, expected):
     done = subprocess.run([sys.executable, str(BENCHMARKS / script), *args], capture_output=True, text=True,

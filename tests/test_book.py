@@ -77,6 +77,32 @@ def test_no_page_loads_anything_from_the_network(built_book: Path):
             assert not EXTERNAL.search(tag), f"{page.relative_to(built_book)} loads from the network: {tag}"
 
 
+#: The rule under a Markdown table's header, ``|---|:--:|``, as it reads when a page shows the table as
+#: text (Sphinx's smart quotes turn ``---`` into an em dash); a rendered table leaves no such line.
+RAW_TABLE_RULE = re.compile(r"^\s*(?:<p>)?\|(?:\s*:?[-\u2013\u2014]+:?\s*\|)+\s*(?:</p>)?$", re.MULTILINE)
+
+
+def raw_markdown_tables(html: str) -> list[str]:
+    """The header rules of Markdown tables that ``html`` shows as text, outside code blocks."""
+    return RAW_TABLE_RULE.findall(re.sub(r"<pre\b.*?</pre>", "", html, flags=re.DOTALL))
+
+
+def test_no_page_shows_a_raw_markdown_table(built_book: Path):
+    """A table printed as Markdown by a cell is rendered (myst-nb renders Markdown outputs as
+    CommonMark, which has no tables, unless the page sets ``render_markdown_format: myst``)."""
+    shown = {str(page.relative_to(built_book)): rules for page in built_book.rglob("*.html")
+             if (rules := raw_markdown_tables(page.read_text(encoding="utf-8", errors="replace")))}
+    assert not shown, f"pages showing a Markdown table as raw text: {shown}"
+
+
+def test_the_raw_table_check_tells_text_from_tables():
+    raw = '<div class="cell_output"><p>| a | b |\n|\u2014|:\u2014:|\n| 1 | 2 |</p></div>'
+    assert raw_markdown_tables(raw) == ["|\u2014|:\u2014:|"]
+    rendered = "<table><thead><tr><th>a</th></tr></thead><tbody><tr><td>1</td></tr></tbody></table>"
+    code = '<pre>print("|---|---|")\n|---|---|\n</pre>'
+    assert raw_markdown_tables(rendered + code) == []
+
+
 def test_maths_is_served_locally(built_book: Path):
     page = (built_book / "book" / "notation.html").read_text(encoding="utf-8")
     scripts = re.findall(r"<script[^>]*src=\"([^\"]*mathjax[^\"]*)\"", page, re.IGNORECASE)
