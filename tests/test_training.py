@@ -25,7 +25,7 @@ def task():
 def run(task, stop_at=None, resume_from=None, dropout=0.2, **fields):
     """Build a fresh model and trainer (same seeds each time) and train it."""
     torch.manual_seed(0)
-    model = TinyEncDec(n_vocab=len(task.vocab), dropout=dropout)
+    model = TinyEncDec(vocab_size=len(task.vocab), dropout=dropout)
     config = TrainConfig(**{"max_steps": 12, "lr": 1e-2, "warmup_steps": 3, "progress": False, **fields})
     trainer = Trainer(model, Seq2SeqObjective(), config, task.loader("train", 16), task.loader("valid", 8))
     if resume_from:
@@ -54,7 +54,7 @@ def test_bad_label_smoothing_raises(objective):
 
 
 def test_bad_trainer_arguments(task):
-    model = TinyEncDec(n_vocab=len(task.vocab))
+    model = TinyEncDec(vocab_size=len(task.vocab))
     with pytest.raises(TypeError, match="objective must have loss and evaluate methods, or be a loss function, got str"):
         Trainer(model, "seq2seq", TrainConfig(), task.loader("train", 16))
     with pytest.raises(ValueError, match="needs a valid_loader"):
@@ -201,7 +201,7 @@ def test_classifier_objective():
 
 def test_translation_scores_beam_search_uses_the_length_penalty(task, beam_search_calls):
     torch.manual_seed(0)
-    model = TinyEncDec(n_vocab=len(task.vocab))
+    model = TinyEncDec(vocab_size=len(task.vocab))
     greedy = translation_scores(model, task, "test")
     assert beam_search_calls == [] and set(greedy) == {"exact_match", "token_accuracy", "bleu"}
     beam = translation_scores(model, task, "test", beam_size=3, alpha=1.0)

@@ -13,7 +13,7 @@ from .tokens import (SPECIAL_TOKENS, Vocab, char_tokenize, frame_signal, lengths
 
 # --- chapters 2-11: model side (attention, multihead, positional, layers, models, rnn, modern, rope, tiled) ---
 from .attention import AdditiveAttention, causal_mask, masked_softmax, scaled_dot_product_attention
-from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer, PositionwiseFeedForward
+from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer, PositionwiseFeedForward, SelfAttentionStack
 from .models import GPT, Transformer, TransformerClassifier
 from .modern import GroupedQueryAttention, ModernBlock, ModernConfig, RMSNorm, SwiGLUFeedForward
 from .multihead import KVCache, MultiHeadAttention
