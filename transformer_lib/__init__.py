@@ -27,8 +27,8 @@ from .data import BucketBatchSampler, collate_lm, collate_pairs, lm_loader, pair
 from .decoding import beam_search, filter_logits, greedy_decode, length_penalty, sample_decode, sample_next_token
 from .ensemble import Ensemble
 from .metrics import corpus_bleu, edit_distance, exact_match, phoneme_error_rate, token_accuracy, word_error_rate
-from .tasks import (DATE_FORMATS, TASKS, Seq2SeqTask, TextTask, addition_task, copy_task, date_task, make_task,
-                    reverse_task, sort_task, text_task, toy_translation_task)
+from .tasks import (DATE_FORMATS, Seq2SeqTask, TextTask, addition_task, copy_task, date_task, reverse_task, sort_task,
+                    split_of, text_task, toy_translation_task)
 from .train_config import TrainConfig, lr_factor
 from .runtime import load_checkpoint, save_checkpoint, seed_everything, select_device
 from .trainer import History, Trainer, fit
