@@ -9,7 +9,7 @@ PORT   ?= 8000
 export PATH := $(BIN):$(PATH)
 export PYTHONHASHSEED := 0
 
-.PHONY: book test release student serve lock grade clean help
+.PHONY: book test check release student serve lock grade clean help
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
@@ -17,7 +17,7 @@ help:  ## list the targets
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[course,peer]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[course,peer,dev]'
 	@touch $(STAMP)
 
 book: $(STAMP)  ## build the book into _build/html (warnings are errors)
@@ -29,6 +29,10 @@ book: $(STAMP)  ## build the book into _build/html (warnings are errors)
 TEST_JOBS ?= auto
 test: book  ## run the whole test suite (builds the book first, incrementally)
 	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadscope $(PYTEST_ARGS)
+
+check: $(STAMP)  ## after every change: ruff, then the fast tests (not marked slow), in parallel
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadscope -m "not slow" $(PYTEST_ARGS)
 
 release: $(STAMP)  ## lint solutions/*/*.md, then regenerate notebooks/ from them with nbgrader
 	$(BIN)/python -m coursetools.lint

@@ -39,7 +39,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """``--dist loadscope`` (``make test``): a module's tests run on one worker, so that its
     module-scoped fixtures are built once, except that ``SPLIT_BY_ASSIGNMENT`` modules are split
-    by assignment and ``SHARED_UNITS`` modules run together; units are handed out in collection order (see ``pytest_collection_modifyitems``)."""
+    by assignment and ``SHARED_UNITS`` modules run together; units are handed out in collection order (see
+    ``pytest_collection_modifyitems``)."""
     if config.getoption("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling

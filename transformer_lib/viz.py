@@ -84,7 +84,8 @@ def plot_attention(weights: torch.Tensor | np.ndarray, keys: Sequence[str] | Non
     labels) along the y axis.
     """
     matrix = _matrix(weights, 2, "weights must be one attention matrix (T, S)")
-    fig = Figure(figsize=(min(COLUMN_WIDTH, 2.0 + 0.32 * matrix.shape[1]), min(COLUMN_WIDTH, 1.6 + 0.3 * matrix.shape[0])))
+    rows, columns = matrix.shape
+    fig = Figure(figsize=(min(COLUMN_WIDTH, 2.0 + 0.32 * columns), min(COLUMN_WIDTH, 1.6 + 0.3 * rows)))
     ax = fig.subplots()
     _heatmap(ax, matrix, keys, queries)
     ax.set_xlabel("key")
