@@ -26,9 +26,11 @@ book: $(STAMP)  ## build the book into _build/html (warnings are errors)
 # Tests run in parallel (pytest-xdist), one worker per core; a module's tests stay on one worker
 # (--dist loadscope), so that its module-scoped fixtures are built once, except that the nbgrader
 # round trips are shared out by assignment (tests/conftest.py). TEST_JOBS=0: one process.
+# The book is built once: `make book` (warnings are errors) just before the tests, which then
+# read that build (COURSE_BOOK_BUILT=1); tests/test_book.py run alone builds it itself.
 TEST_JOBS ?= auto
 test: book  ## run the whole test suite (builds the book first, incrementally)
-	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadscope $(PYTEST_ARGS)
+	COURSE_BOOK_BUILT=1 $(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadscope $(PYTEST_ARGS)
 
 check: $(STAMP)  ## after every change: ruff, then the fast tests (not marked slow), in parallel
 	$(BIN)/ruff check .

@@ -19,7 +19,7 @@ SLOWEST_FIRST = ["test_student_edition", "test_hostile_submissions", "test_noteb
 # Modules whose module-scoped fixture is parametrized by assignment: each assignment is a unit of
 # its own in a parallel run, so that eleven round trips do not queue on one worker.
 SPLIT_BY_ASSIGNMENT = {"tests/test_notebooks.py"}
-# Modules that must share a worker: test_book rebuilds the book that test_browser reads.
+# Modules that must share a worker: test_book builds the book that test_browser reads (when make test has not).
 SHARED_UNITS = {"tests/test_book.py": "built book", "tests/test_browser.py": "built book"}
 
 
