@@ -9,7 +9,7 @@ PORT   ?= 8000
 export PATH := $(BIN):$(PATH)
 export PYTHONHASHSEED := 0
 
-.PHONY: book test release student serve lock grade clean wipe-grading help
+.PHONY: book test check release student serve lock grade clean wipe-grading help
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
@@ -17,7 +17,7 @@ help:  ## list the targets
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[course,peer]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[course,peer,dev]'
 	@touch $(STAMP)
 
 book: $(STAMP)  ## build the book into _build/html (warnings are errors)
@@ -26,9 +26,15 @@ book: $(STAMP)  ## build the book into _build/html (warnings are errors)
 # Tests run in parallel (pytest-xdist), one worker per core; a module's tests stay on one worker
 # (--dist loadscope), so that its module-scoped fixtures are built once, except that the nbgrader
 # round trips are shared out by assignment (tests/conftest.py). TEST_JOBS=0: one process.
+# The book is built once: `make book` (warnings are errors) just before the tests, which then
+# read that build (COURSE_BOOK_BUILT=1); tests/test_book.py run alone builds it itself.
 TEST_JOBS ?= auto
 test: book  ## run the whole test suite (builds the book first, incrementally)
-	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadscope $(PYTEST_ARGS)
+	COURSE_BOOK_BUILT=1 $(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadscope $(PYTEST_ARGS)
+
+check: $(STAMP)  ## after every change: ruff, then the fast tests (not marked slow), in parallel
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadscope -m "not slow" $(PYTEST_ARGS)
 
 # make release [A=ch01_tokens] [ARGS=--force]: an assignment whose source has not changed is skipped.
 release: $(STAMP)  ## lint, regenerate notebooks/ (all, or A=<id>), fail unless the model solution earns every point

@@ -74,7 +74,8 @@ def seq2seq_run(model: nn.Module, task: Seq2SeqTask, seconds: float, seed: int, 
     """Train ``model`` on ``task`` for at most ``seconds`` and score it on the test split."""
     config = TrainConfig(max_steps=max_steps, lr=lr, schedule=schedule, warmup_steps=100, eval_every=chunk, seed=seed,
                          progress=False,
-                         target_metric=None if target is None else "exact_match", target_value=target)
+                         target_metric=None if target is None else "exact_match", target_value=target,
+                         target_direction=None if target is None else "max")
     trainer = Trainer(model, Seq2SeqObjective(), config, task.loader("train", batch_size, seed=seed), task.loader("valid", 100))
     marks = train_within(trainer, seconds, chunk)
     exact = dict(zip(trainer.history.eval_steps, trainer.history.metrics["exact_match"]))

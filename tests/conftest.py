@@ -19,7 +19,7 @@ SLOWEST_FIRST = ["test_student_edition", "test_hostile_submissions", "test_class
 # Modules whose module-scoped fixture is parametrized by assignment: each assignment is a unit of
 # its own in a parallel run, so that eleven round trips do not queue on one worker.
 SPLIT_BY_ASSIGNMENT = {"tests/test_notebooks.py"}
-# Modules that must share a worker: test_book rebuilds the book that test_browser reads.
+# Modules that must share a worker: test_book builds the book that test_browser reads (when make test has not).
 SHARED_UNITS = {"tests/test_book.py": "built book", "tests/test_browser.py": "built book"}
 
 
@@ -39,7 +39,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """``--dist loadscope`` (``make test``): a module's tests run on one worker, so that its
     module-scoped fixtures are built once, except that ``SPLIT_BY_ASSIGNMENT`` modules are split
-    by assignment and ``SHARED_UNITS`` modules run together; units are handed out in collection order (see ``pytest_collection_modifyitems``)."""
+    by assignment and ``SHARED_UNITS`` modules run together; units are handed out in collection order (see
+    ``pytest_collection_modifyitems``)."""
+    # Why not xdist's own --dist loadgroup with xdist_group marks: under the pinned pytest 9.2 it
+    # does not group at all. xdist 3.8 tags a grouped test by assigning ``item._nodeid``, but
+    # pytest 9 derives ``item.nodeid`` from ``item._id``, so the tag never reaches the scheduler,
+    # which then makes every test a unit of its own (a module-scoped fixture of a module marked
+    # ``xdist_group`` was built on both workers in a two-test-file case). Plain loadscope cannot
+    # split one module by assignment nor join two modules, hence this subclass.
     if config.getoption("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling

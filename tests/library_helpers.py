@@ -12,12 +12,12 @@ class TinyEncDec(nn.Module):
     Keeps the encoder-decoder protocol; the decoding and training tests use it.
     """
 
-    def __init__(self, n_vocab=11, d=16, dropout=0.0):
+    def __init__(self, vocab_size=11, d=16, dropout=0.0):
         super().__init__()
-        self.emb = nn.Embedding(n_vocab, d)
+        self.emb = nn.Embedding(vocab_size, d)
         self.rnn = nn.GRU(d, d, batch_first=True)
         self.drop = nn.Dropout(dropout)
-        self.out = nn.Linear(d, n_vocab)
+        self.out = nn.Linear(d, vocab_size)
         with torch.no_grad():
             self.out.bias[[PAD_ID, BOS_ID]] = -1e4  # a trained model never says these
 

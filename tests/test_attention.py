@@ -107,7 +107,8 @@ def test_sdpa_scales_by_sqrt_d_k():
 
 def test_sdpa_bad_inputs_name_the_shapes():
     q, k, v = qkv()
-    with pytest.raises(ValueError, match=r"mask of shape \(2, 3\) cannot broadcast to attention scores of shape \(2, 3, 4, 5\)"):
+    with pytest.raises(ValueError,
+                       match=r"mask of shape \(2, 3\) cannot broadcast to attention scores of shape \(2, 3, 4, 5\)"):
         scaled_dot_product_attention(q, k, v, torch.ones(2, 3, dtype=torch.bool))
     with pytest.raises(ValueError, match="key and value must have the same length S: key has 5, value has 4"):
         scaled_dot_product_attention(q, k, v[..., :4, :])
@@ -156,5 +157,6 @@ def test_additive_attention_reuses_projected_keys():
     projected = attention.key_proj(keys)
     for got, want in zip(attention(query, keys, values, projected_keys=projected), expected):
         torch.testing.assert_close(got, want)
-    with pytest.raises(ValueError, match=r"projected_keys must be \(B, S, hidden_dim\) for keys \(2, 6, 4\), got \(2, 5, 5\)"):
+    with pytest.raises(ValueError,
+                       match=r"projected_keys must be \(B, S, hidden_dim\) for keys \(2, 6, 4\), got \(2, 5, 5\)"):
         attention(query, keys, values, projected_keys=projected[:, :5])

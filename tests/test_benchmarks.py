@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each runs a benchmark script in a subprocess
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 

@@ -15,8 +15,9 @@ import shutil
 
 import pytest
 
-from book_helpers import chapter_pages, toc_files
 from coursetools.release import REPO_ROOT
+
+from book_helpers import chapter_pages, toc_files
 
 pytestmark = pytest.mark.slow
 HTML = REPO_ROOT / "_build" / "html"
@@ -86,7 +87,8 @@ OVERFLOWING = """() => [...document.querySelectorAll(
     + 'div.cell_output img, figure img')]
   .filter(el => el.scrollWidth > el.clientWidth + 1
           || el.getBoundingClientRect().right > document.querySelector('main').getBoundingClientRect().right + 1)
-  .map(el => el.tagName + ' ' + el.scrollWidth + ' > ' + el.clientWidth + ': ' + (el.textContent || el.src).slice(0, 60))"""
+  .map(el => el.tagName + ' ' + el.scrollWidth + ' > ' + el.clientWidth + ': '
+             + (el.textContent || el.src).slice(0, 60))"""
 
 NUMBERED_FIGURES = """() => [...document.querySelectorAll('figure')]
   .filter(f => f.querySelector('img') && f.querySelector('img').naturalWidth > 0)

@@ -18,8 +18,16 @@ import torch.nn.functional as F
 
 import coursetools.checks as checks
 import transformer_lib.tokens as tokens
-from coursetools.checks import (TamperingError, assert_close, assert_equal, assert_shape, expect_raises,
-                                forbid, refuse, verify_untampered)
+from coursetools.checks import (
+    TamperingError,
+    assert_close,
+    assert_equal,
+    assert_shape,
+    expect_raises,
+    forbid,
+    refuse,
+    verify_untampered,
+)
 
 
 def always_true(*args, **kwargs):
@@ -53,8 +61,8 @@ def message_while_replaced(owner, name: str, value) -> str:
 
 @pytest.mark.parametrize("owner, name", [
     (torch, "allclose"), (torch.testing, "assert_close"), (numpy, "allclose"), (F, "softmax"),
-    (torch.autograd, "grad"), (builtins, "isinstance"), (builtins, "len"), (tokens, "pad_batch"), (tokens.Vocab, "encode"),
-    (torch.Tensor, "__eq__"), (torch.nn.Module, "__call__"),
+    (torch.autograd, "grad"), (builtins, "isinstance"), (builtins, "len"), (tokens, "pad_batch"),
+    (tokens.Vocab, "encode"), (torch.Tensor, "__eq__"), (torch.nn.Module, "__call__"),
 ])
 def test_replaced_or_shadowing_function_is_detected(owner, name):
     message = message_while_replaced(owner, name, always_true)
@@ -188,6 +196,7 @@ def test_forbid_rejects_what_it_cannot_swap():
             pass
 
 
+@pytest.mark.slow  # loads torch._dynamo (torch.compile's machinery) in a subprocess
 def test_torch_wrapping_its_own_functions_is_not_tampering():
     """Loading torch._dynamo (torch.compile, FlopCounterMode...) wraps torch.manual_seed; a
     correct notebook must not lose its points for that, while a student's wrapper still fails."""

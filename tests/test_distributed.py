@@ -5,8 +5,10 @@ import socket
 import subprocess
 import sys
 
+import pytest
 import torch
 
+pytestmark = pytest.mark.slow  # torchrun starts two training processes
 WORKER = """
 import sys, torch
 from transformer_lib.models import Transformer

@@ -3,26 +3,26 @@
 import pytest
 import torch
 
-from library_helpers import TinyEncDec
-
 from transformer_lib.decoding import beam_search, greedy_decode
 from transformer_lib.ensemble import Ensemble
 from transformer_lib.models import Transformer
 from transformer_lib.rnn import AttentionSeq2SeqRNN
 
+from library_helpers import TinyEncDec
 
-def members(n: int, n_vocab: int = 11) -> list[TinyEncDec]:
+
+def members(n: int, vocab_size: int = 11) -> list[TinyEncDec]:
     models = []
     for seed in range(n):
         torch.manual_seed(seed)
-        models.append(TinyEncDec(n_vocab).eval())
+        models.append(TinyEncDec(vocab_size).eval())
     return models
 
 
 def test_decode_is_the_log_of_the_mean_probability():
     models = members(3)
     src, tgt = torch.randint(3, 11, (4, 5)), torch.randint(3, 11, (4, 6))
-    out = Ensemble(models).decode(tgt, Ensemble(models).encode(src), src)  # (B, T, n_vocab)
+    out = Ensemble(models).decode(tgt, Ensemble(models).encode(src), src)  # (B, T, vocab_size)
     mean = torch.stack([m(src, tgt).softmax(-1) for m in models]).mean(0)
     assert out.shape == (4, 6, 11)
     torch.testing.assert_close(out.exp(), mean)

@@ -23,7 +23,8 @@ def randomise(module):
 @pytest.mark.parametrize("norm_first", [False, True])
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
 def test_encoder_layer_equals_pytorch(norm_first, activation):
-    theirs = randomise(nn.TransformerEncoderLayer(D, H, D_FF, dropout=0.0, activation=activation, batch_first=True, norm_first=norm_first))
+    theirs = randomise(nn.TransformerEncoderLayer(D, H, D_FF, dropout=0.0, activation=activation, batch_first=True,
+                                                  norm_first=norm_first))
     ours = EncoderLayer.from_torch(theirs)
     x = torch.randn(3, 5, D, dtype=torch.float64, requires_grad=True)
     real = lengths_to_mask(torch.tensor([5, 4, 2]))
@@ -39,7 +40,8 @@ def test_encoder_layer_equals_pytorch(norm_first, activation):
 @pytest.mark.parametrize("norm_first", [False, True])
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
 def test_decoder_layer_equals_pytorch(norm_first, activation):
-    theirs = randomise(nn.TransformerDecoderLayer(D, H, D_FF, dropout=0.0, activation=activation, batch_first=True, norm_first=norm_first))
+    theirs = randomise(nn.TransformerDecoderLayer(D, H, D_FF, dropout=0.0, activation=activation, batch_first=True,
+                                                  norm_first=norm_first))
     ours = DecoderLayer.from_torch(theirs)
     x = torch.randn(2, 4, D, dtype=torch.float64, requires_grad=True)
     memory = torch.randn(2, 6, D, dtype=torch.float64, requires_grad=True)

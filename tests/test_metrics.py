@@ -4,8 +4,14 @@ import pytest
 import sacrebleu
 import torch
 
-from transformer_lib.metrics import (corpus_bleu, edit_distance, exact_match, phoneme_error_rate, token_accuracy,
-                                     word_error_rate)
+from transformer_lib.metrics import (
+    corpus_bleu,
+    edit_distance,
+    exact_match,
+    phoneme_error_rate,
+    token_accuracy,
+    word_error_rate,
+)
 
 
 def test_token_accuracy_ignores_padding():

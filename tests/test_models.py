@@ -10,7 +10,8 @@ V, D, H, PAD = 11, 8, 2, 0
 
 def transformer(norm_first=False):
     torch.manual_seed(0)
-    return Transformer(V, V + 2, d_model=D, num_heads=H, d_ff=16, max_len=12, norm_first=norm_first, pad_id=PAD).double().eval()
+    model = Transformer(V, V + 2, d_model=D, num_heads=H, d_ff=16, max_len=12, norm_first=norm_first, pad_id=PAD)
+    return model.double().eval()
 
 
 def gpt():
@@ -74,7 +75,7 @@ def test_transformer_attention_weights_and_fully_padded_source():
 
 def test_transformer_bad_input_raises_with_shapes():
     model = transformer()
-    with pytest.raises(ValueError, match=r"ids in \[0, n_vocab=11\), got values from 2 to 11"):
+    with pytest.raises(ValueError, match=r"ids in \[0, vocab_size=11\), got values from 2 to 11"):
         model(torch.tensor([[11, 2]]), TGT[:1])
     with pytest.raises(ValueError, match=r"max_len=12\), got \(1, 13\)"):
         model(torch.ones(1, 13, dtype=torch.long), TGT[:1])
@@ -111,7 +112,8 @@ def test_gpt_generate_with_cache_gives_the_same_tokens():
     uncached = model.generate(prompt, 12, temperature=0, use_cache=False)
     assert cached.shape == (3, 16) and torch.equal(cached[:, :4], prompt)
     assert torch.equal(cached, uncached)
-    sampled = [model.generate(prompt, 5, top_k=3, use_cache=c, generator=torch.Generator().manual_seed(1)) for c in (True, False)]
+    sampled = [model.generate(prompt, 5, top_k=3, use_cache=c, generator=torch.Generator().manual_seed(1))
+               for c in (True, False)]
     assert torch.equal(*sampled)
 
 

@@ -83,5 +83,6 @@ def test_bad_arguments_raise_with_shapes():
         ours(x, x, x[:, :3])
     with pytest.raises(ValueError, match=r"d_model=8\), got \(2, 4, 6\)"):
         ours(x[..., :6], x, x)
-    with pytest.raises(ValueError, match=r"mask of shape \(3, 4\) cannot broadcast to attention scores of shape \(2, 2, 4, 4\)"):
+    with pytest.raises(ValueError,
+                       match=r"mask of shape \(3, 4\) cannot broadcast to attention scores of shape \(2, 2, 4, 4\)"):
         ours(x, x, x, torch.ones(3, 4, dtype=torch.bool))

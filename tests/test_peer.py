@@ -137,7 +137,8 @@ def test_rope_angles_equal_llamas():
     positions = torch.arange(40)
     cos, sin = theirs(torch.zeros(1, 40, D, dtype=F64), positions[None])
     ours_cos, ours_sin = rotary_cos_sin(positions, D // H)
-    assert torch.allclose(cos[0], ours_cos, atol=1e-5) and torch.allclose(sin[0], ours_sin, atol=1e-5)  # theirs: float32
+    # theirs are float32
+    assert torch.allclose(cos[0], ours_cos, atol=1e-5) and torch.allclose(sin[0], ours_sin, atol=1e-5)
 
 
 def test_llama_for_causal_lm_loads_into_gpt_with_llama_config():
@@ -145,7 +146,7 @@ def test_llama_for_causal_lm_loads_into_gpt_with_llama_config():
     config = llama_config()
     theirs = randomise(LlamaForCausalLM(config).to(F64).eval())
     ours = gpt_from_hf_llama(theirs.state_dict(), num_heads=H, num_kv_heads=H_KV, max_len=64).eval()
-    assert not ours.lm_head.weight is ours.embedding.token.weight
+    assert ours.lm_head.weight is not ours.embedding.token.weight
     idx = torch.randint(0, V, (2, 16), generator=torch.Generator().manual_seed(4))
     with torch.no_grad():
         gap = (ours(idx) - theirs(idx).logits).abs().max().item()

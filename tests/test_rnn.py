@@ -82,7 +82,7 @@ def test_beam_search_copies_the_encoded_source(cls):
 
 def test_bad_token_ids_raise():
     model = build(Seq2SeqRNN)
-    with pytest.raises(ValueError, match=r"src must be ids in \[0, n_vocab=9\), got values from 1 to 9"):
+    with pytest.raises(ValueError, match=r"src must be ids in \[0, vocab_size=9\), got values from 1 to 9"):
         model(torch.tensor([[9, 1]]), TGT_IN[:1])
     with pytest.raises(ValueError, match=r"tgt_in must be integer token ids of shape \(B, length\)"):
         model(SRC, torch.tensor([1, 2, 3]))

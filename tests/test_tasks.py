@@ -6,15 +6,14 @@ import pytest
 
 from transformer_lib.tasks import (
     DATE_FORMATS,
-    TASKS,
     addition_task,
     date_task,
-    make_task,
     reverse_task,
     sort_task,
     text_task,
     toy_translation_task,
 )
+from transformer_lib.train import TASKS, make_task
 
 SMALL = {"n_train": 200, "n_valid": 40, "n_test": 40}
 

@@ -6,8 +6,17 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from transformer_lib.tokens import (SPECIAL_TOKENS, Vocab, char_tokenize, frame_signal, lengths_to_mask,
-                                    one_hot_embed, pad_batch, patchify, word_tokenize)
+from transformer_lib.tokens import (
+    SPECIAL_TOKENS,
+    Vocab,
+    char_tokenize,
+    frame_signal,
+    lengths_to_mask,
+    one_hot_embed,
+    pad_batch,
+    patchify,
+    word_tokenize,
+)
 
 CORPUS = [["the", "cat", "sat"], ["the", "dog", "sat"], ["a", "cat", "ran"], ["the", "end"]]
 
@@ -155,7 +164,7 @@ def test_from_dict_checks_the_special_tokens():
 
 
 def test_repr_is_short():
-    assert repr(Vocab(["a", "b"])) == "Vocab(n_vocab=6, tokens=['a', 'b'])"
+    assert repr(Vocab(["a", "b"])) == "Vocab(vocab_size=6, tokens=['a', 'b'])"
 
 
 # --- padding and masks ----------------------------------------------------------------------
@@ -222,7 +231,7 @@ def test_one_hot_embed_equals_the_embedding_lookup():
 
 
 def test_one_hot_embed_errors():
-    with pytest.raises(ValueError, match=r"\(n_vocab, d_model\), got shape \(7,\)"):
+    with pytest.raises(ValueError, match=r"\(vocab_size, d_model\), got shape \(7,\)"):
         one_hot_embed(torch.tensor([1]), torch.zeros(7))
     with pytest.raises(TypeError, match="integer tensor, got dtype torch.float32"):
         one_hot_embed(torch.tensor([1.0]), torch.zeros(7, 2))

@@ -7,7 +7,6 @@ import sys
 
 import pytest
 import torch
-from library_helpers import TinyEncDec
 from torch import nn
 
 from transformer_lib.objectives import ClassifierObjective, LMObjective, Seq2SeqObjective, translation_scores
@@ -15,6 +14,8 @@ from transformer_lib.runtime import autocast_dtype, load_checkpoint, save_checkp
 from transformer_lib.tasks import copy_task, text_task
 from transformer_lib.train_config import TrainConfig, lr_factor
 from transformer_lib.trainer import History, Trainer, fit, weight_decay_groups
+
+from library_helpers import TinyEncDec
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +26,7 @@ def task():
 def run(task, stop_at=None, resume_from=None, dropout=0.2, **fields):
     """Build a fresh model and trainer (same seeds each time) and train it."""
     torch.manual_seed(0)
-    model = TinyEncDec(n_vocab=len(task.vocab), dropout=dropout)
+    model = TinyEncDec(vocab_size=len(task.vocab), dropout=dropout)
     config = TrainConfig(**{"max_steps": 12, "lr": 1e-2, "warmup_steps": 3, "progress": False, **fields})
     trainer = Trainer(model, Seq2SeqObjective(), config, task.loader("train", 16), task.loader("valid", 8))
     if resume_from:
@@ -39,6 +40,8 @@ def run(task, stop_at=None, resume_from=None, dropout=0.2, **fields):
     ({"max_steps": 0}, "max_steps must be an integer >= 1, got 0"),
     ({"accumulation_steps": 0}, "accumulation_steps must be an integer >= 1"),
     ({"target_metric": "exact_match"}, "must be given together"),
+    ({"target_metric": "wer", "target_value": 0.1}, "target_direction must be given together"),
+    ({"target_metric": "wer", "target_value": 0.1, "target_direction": "down"}, "target_direction must be one of"),
     ({"device": "gpu"}, "device must be 'auto' or a torch device.*got 'gpu'"),
     ({"precision": "fp8"}, "precision must be one of"),
 ])
@@ -54,11 +57,12 @@ def test_bad_label_smoothing_raises(objective):
 
 
 def test_bad_trainer_arguments(task):
-    model = TinyEncDec(n_vocab=len(task.vocab))
-    with pytest.raises(TypeError, match="objective must have loss and evaluate methods, or be a loss function, got str"):
+    model = TinyEncDec(vocab_size=len(task.vocab))
+    with pytest.raises(TypeError, match="must have loss and evaluate methods, or be a loss function, got str"):
         Trainer(model, "seq2seq", TrainConfig(), task.loader("train", 16))
     with pytest.raises(ValueError, match="needs a valid_loader"):
-        Trainer(model, Seq2SeqObjective(), TrainConfig(target_metric="exact_match", target_value=1.0), task.loader("train", 16))
+        config = TrainConfig(target_metric="exact_match", target_value=1.0, target_direction="max")
+        Trainer(model, Seq2SeqObjective(), config, task.loader("train", 16))
     with pytest.raises(TypeError, match="config must be a TrainConfig, got dict"):
         Trainer(model, Seq2SeqObjective(), {"lr": 1e-3}, task.loader("train", 16))
 
@@ -91,6 +95,7 @@ def test_cpu_bf16_autocast_trains(task):
     assert all(math.isfinite(x) for x in history.loss)
 
 
+@pytest.mark.slow  # torch.compile
 @pytest.mark.skipif(shutil.which("g++") is None and shutil.which("c++") is None,
                     reason="torch.compile on CPU needs a C++ compiler")
 def test_compiled_model_trains_like_the_eager_one(task):
@@ -166,8 +171,12 @@ def test_killed_write_leaves_the_previous_checkpoint_loadable(tmp_path):
 
 
 def test_early_stop_at_target(task):
-    _, history = run(task, max_steps=50, eval_every=2, target_metric="valid_loss", target_value=100.0)
+    """The config says which way the metric improves: a loss at most 100 is reached at once, at least 100 never."""
+    target = {"target_metric": "valid_loss", "target_value": 100.0}
+    _, history = run(task, max_steps=50, eval_every=2, target_direction="min", **target)
     assert history.stopped_early and history.steps[-1] == 2
+    _, history = run(task, max_steps=4, eval_every=2, target_direction="max", **target)
+    assert not history.stopped_early and history.steps[-1] == 4
 
 
 def test_language_model_and_custom_loss():
@@ -201,7 +210,7 @@ def test_classifier_objective():
 
 def test_translation_scores_beam_search_uses_the_length_penalty(task, beam_search_calls):
     torch.manual_seed(0)
-    model = TinyEncDec(n_vocab=len(task.vocab))
+    model = TinyEncDec(vocab_size=len(task.vocab))
     greedy = translation_scores(model, task, "test")
     assert beam_search_calls == [] and set(greedy) == {"exact_match", "token_accuracy", "bleu"}
     beam = translation_scores(model, task, "test", beam_size=3, alpha=1.0)

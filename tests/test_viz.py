@@ -17,6 +17,7 @@ from transformer_lib.viz import (
     plot_history,
     plot_lr_schedule,
     plot_positional_encoding,
+    source_without_docstring,
 )
 
 matplotlib.use("Agg")
@@ -86,3 +87,22 @@ def test_history_and_schedule_curves(tmp_path):
     ys = schedule.axes[0].lines[0].get_ydata()
     assert max(ys) == pytest.approx(1.0) and ys.argmax() == 49 and len(schedule.axes[0].lines) == 2
     assert len(plot_lr_schedule(history.lr).axes[0].lines[0].get_ydata()) == 10
+
+
+def test_source_without_docstring_keeps_the_signature_and_body():
+    class Example:
+        def method(self, x: int,
+                   y: int) -> int:
+            r"""Two lines of docstring, with a raw prefix and "quotes".
+
+            More.
+            """
+            return x + y  # the body
+
+        def plain(self):
+            return 1
+
+    shown = source_without_docstring(Example.method)
+    assert shown == ("        def method(self, x: int,\n                   y: int) -> int:\n"
+                     "            return x + y  # the body\n")
+    assert source_without_docstring(Example.plain) == "        def plain(self):\n            return 1\n"

@@ -13,7 +13,7 @@ from .tokens import (SPECIAL_TOKENS, Vocab, char_tokenize, frame_signal, lengths
 
 # --- chapters 2-11: model side (attention, multihead, positional, layers, models, rnn, modern, rope, tiled) ---
 from .attention import AdditiveAttention, causal_mask, masked_softmax, scaled_dot_product_attention
-from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer, PositionwiseFeedForward
+from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer, PositionwiseFeedForward, SelfAttentionStack
 from .models import GPT, Transformer, TransformerClassifier
 from .modern import GroupedQueryAttention, ModernBlock, ModernConfig, RMSNorm, SwiGLUFeedForward
 from .multihead import KVCache, MultiHeadAttention
@@ -27,8 +27,8 @@ from .data import BucketBatchSampler, collate_lm, collate_pairs, lm_loader, pair
 from .decoding import beam_search, filter_logits, greedy_decode, length_penalty, sample_decode, sample_next_token
 from .ensemble import Ensemble
 from .metrics import corpus_bleu, edit_distance, exact_match, phoneme_error_rate, token_accuracy, word_error_rate
-from .tasks import (DATE_FORMATS, TASKS, Seq2SeqTask, TextTask, addition_task, copy_task, date_task, make_task,
-                    reverse_task, sort_task, text_task, toy_translation_task)
+from .tasks import (DATE_FORMATS, Seq2SeqTask, TextTask, addition_task, copy_task, date_task, reverse_task, sort_task,
+                    split_of, text_task, toy_translation_task)
 from .train_config import TrainConfig, lr_factor
 from .runtime import load_checkpoint, save_checkpoint, seed_everything, select_device
 from .trainer import History, Trainer, fit

@@ -4,7 +4,7 @@ The functions work with any model that keeps the *encoder-decoder protocol*:
 
 * ``model.encode(src)`` with ``src`` ``(B, S)`` returns ``memory`` (anything batch-first with a
   ``repeat_interleave``: a tensor, or the recurrent models' ``EncodedSource``);
-* ``model.decode(tgt, memory, src)`` with ``tgt`` ``(B, T)`` returns logits ``(B, T, n_vocab)``.
+* ``model.decode(tgt, memory, src)`` with ``tgt`` ``(B, T)`` returns logits ``(B, T, vocab_size)``.
 
 The Transformer and both recurrent encoder-decoders keep it. :func:`sample_next_token` draws one
 token from a row of logits; GPT's ``generate`` uses it too.
@@ -29,7 +29,7 @@ from transformer_lib.data import BOS_ID, EOS_ID, PAD_ID
 
 __all__ = ["greedy_decode", "sample_decode", "beam_search", "filter_logits", "sample_next_token", "length_penalty"]
 
-StepFn = Callable[[torch.Tensor], torch.Tensor]  # prefix (N, t) -> next-token logits (N, n_vocab)
+StepFn = Callable[[torch.Tensor], torch.Tensor]  # prefix (N, t) -> next-token logits (N, vocab_size)
 
 
 def _step_fn(model: nn.Module, src: torch.Tensor, copies: int = 1) -> StepFn:
@@ -57,7 +57,7 @@ def _check_max_len(max_len: int) -> None:
 def _decode_loop(step: StepFn, batch_size: int, device: torch.device, max_len: int,
                  choose: Callable[[torch.Tensor], torch.Tensor], bos_id: int, eos_id: int,
                  pad_id: int) -> torch.Tensor:
-    """Extend ``<bos>`` one token at a time with ``choose(logits (B, n_vocab)) -> ids (B,)``."""
+    """Extend ``<bos>`` one token at a time with ``choose(logits (B, vocab_size)) -> ids (B,)``."""
     _check_max_len(max_len)
     ys = torch.full((batch_size, 1), bos_id, dtype=torch.long, device=device)
     finished = torch.zeros(batch_size, dtype=torch.bool, device=device)
@@ -159,29 +159,31 @@ def beam_search(model: nn.Module, src: torch.Tensor, max_len: int, beam_size: in
     _check_max_len(max_len)
     if not isinstance(beam_size, int) or beam_size < 1:
         raise ValueError(f"beam_size must be a positive integer, got {beam_size!r}")
+    # Shapes: B rows, K = beam_size hypotheses each, V = vocab_size, t = tokens so far (with <bos>).
+    # The model sees the B * K hypotheses as one batch (row b's hypotheses are rows b*K .. b*K + K-1).
     B, K = src.shape[0], beam_size
     step = _step_fn(model, src, copies=K)
-    ys = torch.full((B * K, 1), bos_id, dtype=torch.long, device=src.device)
-    scores = torch.full((B, K), -math.inf, device=src.device)
+    ys = torch.full((B * K, 1), bos_id, dtype=torch.long, device=src.device)  # (B*K, t) prefixes
+    scores = torch.full((B, K), -math.inf, device=src.device)  # (B, K) log p of each prefix
     scores[:, 0] = 0.0  # all beams start equal: keep one, or the top-K would be K copies
-    lengths = torch.zeros(B, K, device=src.device)
-    finished = torch.zeros(B, K, dtype=torch.bool, device=src.device)
+    lengths = torch.zeros(B, K, device=src.device)  # (B, K) tokens counted by the length penalty
+    finished = torch.zeros(B, K, dtype=torch.bool, device=src.device)  # (B, K) has produced <eos>
     for _ in range(max_len):
-        logp = F.log_softmax(step(ys).float(), dim=-1).view(B, K, -1)
-        n_vocab = logp.shape[-1]
+        logp = F.log_softmax(step(ys).float(), dim=-1).view(B, K, -1)  # (B, K, V) next-token log p
+        V = logp.shape[-1]
         pad_only = torch.full_like(logp[0, 0], -math.inf).index_fill(0, torch.tensor([pad_id], device=src.device), 0.0)
-        logp = torch.where(finished[..., None], pad_only, logp)
-        cand_scores = (scores[..., None] + logp).view(B, K * n_vocab)
-        cand_lengths = (lengths + (~finished).float())[..., None].expand(B, K, n_vocab).reshape(B, K * n_vocab)
-        best = (cand_scores / length_penalty(cand_lengths, alpha)).topk(K, dim=-1).indices  # (B, K)
-        beam, token = best // n_vocab, best % n_vocab
-        scores, lengths = cand_scores.gather(1, best), cand_lengths.gather(1, best)
-        finished = finished.gather(1, beam) | (token == eos_id)
-        prefixes = ys.view(B, K, -1).gather(1, beam[..., None].expand(B, K, ys.shape[1]))
-        ys = torch.cat([prefixes, token[..., None]], dim=-1).view(B * K, -1)
+        logp = torch.where(finished[..., None], pad_only, logp)  # (B, K, V): a finished one only pads, free
+        cand_scores = (scores[..., None] + logp).view(B, K * V)  # (B, K*V) every one-token extension
+        cand_lengths = (lengths + (~finished).float())[..., None].expand(B, K, V).reshape(B, K * V)  # (B, K*V)
+        best = (cand_scores / length_penalty(cand_lengths, alpha)).topk(K, dim=-1).indices  # (B, K) in [0, K*V)
+        beam, token = best // V, best % V  # (B, K) each: the prefix extended, and by which token
+        scores, lengths = cand_scores.gather(1, best), cand_lengths.gather(1, best)  # (B, K)
+        finished = finished.gather(1, beam) | (token == eos_id)  # (B, K)
+        prefixes = ys.view(B, K, -1).gather(1, beam[..., None].expand(B, K, ys.shape[1]))  # (B, K, t)
+        ys = torch.cat([prefixes, token[..., None]], dim=-1).view(B * K, -1)  # (B*K, t + 1)
         if finished.all():
             break
-    winner = (scores / length_penalty(lengths, alpha)).argmax(dim=-1)
-    out = ys.view(B, K, -1)[torch.arange(B, device=src.device), winner, 1:]
+    winner = (scores / length_penalty(lengths, alpha)).argmax(dim=-1)  # (B,) best hypothesis of each row
+    out = ys.view(B, K, -1)[torch.arange(B, device=src.device), winner, 1:]  # (B, t - 1) without <bos>
     used = (out != pad_id).any(dim=0).nonzero()  # losing beams may have run longer: trim
     return out[:, : int(used.max()) + 1 if len(used) else 0]

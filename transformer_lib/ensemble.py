@@ -54,7 +54,7 @@ class Ensemble(nn.Module):
         return EnsembleMemory(member.encode(src) for member in self.members)
 
     def decode(self, tgt: torch.Tensor, memory: EnsembleMemory, src: torch.Tensor) -> torch.Tensor:
-        """``tgt`` ``(B, T)`` -> ``(B, T, n_vocab)``: the log of the members' mean probabilities."""
+        """``tgt`` ``(B, T)`` -> ``(B, T, vocab_size)``: the log of the members' mean probabilities."""
         log_probs = [member.decode(tgt, part, src).log_softmax(dim=-1) for member, part in zip(self.members, memory)]
         shapes = {tuple(lp.shape) for lp in log_probs}
         if len(shapes) > 1:

@@ -23,15 +23,15 @@ Choices, and why:
   between two answers for the same input. ``variants="all"`` trains on every pair instead.
 * **Stress**: without stress (``stress=False``, the published tables' setting) vowels lose their
   stress digit, ``IY1`` -> ``IY``; pronunciations that then coincide are merged.
-* **Split**: by a hash of the word (CRC-32), 90% train, 5% valid, 5% test, so a word lands in one
-  split only, whatever the seed or the version of Python, and all pronunciations of a word stay
-  together. ``n_train``/``n_valid``/``n_test`` keep a seeded sample of a split (for quick runs).
+* **Split**: by a hash of the word (CRC-32, :func:`~transformer_lib.tasks.split_of`), 90% train,
+  5% valid, 5% test, so a word lands in one split only, whatever the seed or the version of Python,
+  and all pronunciations of a word stay together. ``n_train``/``n_valid``/``n_test`` keep a seeded
+  sample of a split (for quick runs).
 """
 
 from __future__ import annotations
 
 import random
-import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -39,20 +39,19 @@ from importlib import resources
 import torch
 from torch import nn
 
-from transformer_lib.data import BOS_ID, EOS_ID, PAD_ID, collate_pairs
+from transformer_lib.data import collate_pairs
 from transformer_lib.decoding import beam_search, greedy_decode
 from transformer_lib.metrics import phoneme_error_rate, word_error_rate
-from transformer_lib.tasks import SPLITS, Seq2SeqTask
-from transformer_lib.tokens import Vocab
 from transformer_lib.objectives import Seq2SeqObjective
 from transformer_lib.runtime import to_device
+from transformer_lib.tasks import SPLITS, Seq2SeqTask, split_of
+from transformer_lib.tokens import Vocab
 
 __all__ = [
     "ALPHABET",
     "SPLIT_FRACTIONS",
     "load_cmudict",
     "phoneme_inventory",
-    "word_split",
     "check_spelling",
     "PronunciationTask",
     "g2p_task",
@@ -64,7 +63,7 @@ __all__ = [
 
 #: The letters a word may be spelled with.
 ALPHABET: tuple[str, ...] = tuple("abcdefghijklmnopqrstuvwxyz'")
-#: Share of the words in each split (by hash of the word).
+#: Share of the words in each split (by hash of the word: :func:`~transformer_lib.tasks.split_of`).
 SPLIT_FRACTIONS: dict[str, float] = {"train": 0.90, "valid": 0.05, "test": 0.05}
 
 Pronunciation = tuple[str, ...]
@@ -116,17 +115,6 @@ def phoneme_inventory(stress: bool = False) -> list[str]:
     return [line.split()[0] for line in _data_file("cmudict.phones").splitlines() if line.strip()]
 
 
-def word_split(word: str) -> str:
-    """The split of ``word``: a CRC-32 hash of its spelling cut at :data:`SPLIT_FRACTIONS`."""
-    u = zlib.crc32(word.encode("utf-8")) / 2**32
-    edge = 0.0
-    for name in SPLITS:
-        edge += SPLIT_FRACTIONS[name]
-        if u < edge:
-            return name
-    return SPLITS[-1]
-
-
 def check_spelling(word: str) -> str:
     """``word`` in lower case, or a ``ValueError`` naming the characters outside :data:`ALPHABET`."""
     if not isinstance(word, str) or not word:
@@ -176,7 +164,7 @@ def g2p_task(n_train: int | None = None, n_valid: int | None = None, n_test: int
     vocab = Vocab([*ALPHABET, *phoneme_inventory(stress)])
     by_split: dict[str, list[str]] = {split: [] for split in SPLITS}
     for word in lexicon:
-        by_split[word_split(word)].append(word)
+        by_split[split_of(word, SPLIT_FRACTIONS)].append(word)
     rng = random.Random(seed)
     pairs, words = {}, {}
     for split in SPLITS:
@@ -184,7 +172,8 @@ def g2p_task(n_train: int | None = None, n_valid: int | None = None, n_test: int
         if sizes[split] is not None and sizes[split] < len(chosen):
             chosen = sorted(rng.sample(chosen, sizes[split]))
         words[split] = chosen
-        kept = [(w, p) for w in chosen for p in (lexicon[w] if variants == "all" and split == "train" else lexicon[w][:1])]
+        every = variants == "all" and split == "train"
+        kept = [(w, p) for w in chosen for p in (lexicon[w] if every else lexicon[w][:1])]
         pairs[split] = [(vocab.encode(list(w)), vocab.encode(list(p))) for w, p in kept]
     used = {w: lexicon[w] for split in SPLITS for w in words[split]}
     return PronunciationTask("g2p", vocab, pairs["train"], pairs["valid"], pairs["test"], " ",
@@ -238,8 +227,9 @@ def pronunciation_scores(model: nn.Module, task: PronunciationTask, split: str =
 class G2PObjective(Seq2SeqObjective):
     """Trains like :class:`~transformer_lib.objectives.Seq2SeqObjective`; evaluates by WER and PER.
 
-    Evaluation decodes each batch greedily and scores it against all pronunciations of its words;
-    ``exact_match`` is ``1 - wer``, so a training target on exact match works as for other tasks.
+    Evaluation decodes each batch greedily and scores it against all pronunciations of its words.
+    Both rates are errors: to stop early at a goal, minimise one
+    (``TrainConfig(target_metric="wer", target_direction="min", target_value=...)``).
     """
 
     task: PronunciationTask | None = None
@@ -255,6 +245,5 @@ class G2PObjective(Seq2SeqObjective):
             ids = greedy_decode(model, batch["src"], max_len=decode_length(batch["src"]))
             predicted += [self.task.tokens(row) for row in ids.cpu()]
             references += [self.task.lexicon["".join(self.task.tokens(row))] for row in batch["src"].cpu()]
-        wer = word_error_rate(predicted, references)
-        return {"valid_loss": loss / len(predicted), "wer": wer, "per": phoneme_error_rate(predicted, references),
-                "exact_match": 1.0 - wer}
+        return {"valid_loss": loss / len(predicted), "wer": word_error_rate(predicted, references),
+                "per": phoneme_error_rate(predicted, references)}

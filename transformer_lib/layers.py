@@ -13,16 +13,16 @@ By default the layers run the fused attention kernel and keep no attention weigh
 
 from __future__ import annotations
 
-import copy
 from functools import partial
-from typing import Any, Callable
+from typing import Callable
 
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .multihead import KVCache, MultiHeadAttention
 
-__all__ = ["PositionwiseFeedForward", "Residual", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder"]
+__all__ = ["PositionwiseFeedForward", "Residual", "EncoderLayer", "DecoderLayer", "SelfAttentionStack", "Encoder",
+           "Decoder"]
 
 # "gelu_tanh" is GELU's tanh approximation, the activation released GPT-2 checkpoints were trained with.
 ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
@@ -174,12 +174,19 @@ class DecoderLayer(EncoderLayer):
 
     _torch_names = _TORCH_DECODER_NAMES
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        """The arguments of :class:`EncoderLayer`; the cross-attention is built like the self-attention."""
-        super().__init__(*args, **kwargs)
-        attention = self.self_attention
-        self.cross_attention = MultiHeadAttention(attention.d_model, attention.num_heads, attention.dropout)
-        self.cross_attention_residual = copy.deepcopy(self.self_attention_residual)  # a fresh norm, same dropout
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.0,
+        activation: str = "relu",
+        norm_first: bool = False,
+    ) -> None:
+        """The sizes of :class:`EncoderLayer`; the cross-attention has the self-attention's heads and dropout."""
+        super().__init__(d_model, num_heads, d_ff, dropout, activation, norm_first)
+        self.cross_attention = MultiHeadAttention(d_model, num_heads, dropout)
+        self.cross_attention_residual = Residual(d_model, dropout, norm_first)
         self.cross_attention_weights: Tensor | None = None
 
     def forward(
@@ -205,7 +212,8 @@ class DecoderLayer(EncoderLayer):
         """
 
         def attend_to_self(h: Tensor) -> Tensor:
-            out, self.self_attention_weights = self.self_attention(h, h, h, self_mask, need_weights, is_causal=is_causal)
+            out, self.self_attention_weights = self.self_attention(h, h, h, self_mask, need_weights,
+                                                                   is_causal=is_causal)
             return out
 
         def attend_to_memory(h: Tensor) -> Tensor:
@@ -222,18 +230,28 @@ class _LayerStack(nn.Module):
 
     layer_class: type[EncoderLayer]
 
-    def __init__(self, num_layers: int, *args: Any, **kwargs: Any) -> None:
-        """``num_layers`` layers, each built as ``layer_class(*args, **kwargs)``."""
+    def __init__(
+        self,
+        num_layers: int,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.0,
+        activation: str = "relu",
+        norm_first: bool = False,
+    ) -> None:
+        """``num_layers`` layers, each ``layer_class(d_model, num_heads, d_ff, dropout, activation, norm_first)``."""
         super().__init__()
         if num_layers < 1:
             raise ValueError(f"num_layers must be >= 1, got {num_layers}")
-        self.layers = nn.ModuleList(self.layer_class(*args, **kwargs) for _ in range(num_layers))
-        first = self.layers[0]
-        self.norm = nn.LayerNorm(first.d_model) if first.norm_first else nn.Identity()
+        self.layers = nn.ModuleList(self.layer_class(d_model, num_heads, d_ff, dropout, activation, norm_first)
+                                    for _ in range(num_layers))
+        self.norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
 
 
-class Encoder(_LayerStack):
-    """A stack of ``EncoderLayer``: ``Encoder(num_layers, d_model, num_heads, d_ff, dropout, activation, norm_first)``."""
+class SelfAttentionStack(_LayerStack):
+    """A stack of ``EncoderLayer``: ``SelfAttentionStack(num_layers, d_model, num_heads, d_ff, dropout, activation,
+    norm_first)``. The Transformer's :class:`Encoder` is one; so are a GPT's blocks, run with ``is_causal=True``."""
 
     layer_class = EncoderLayer
 
@@ -253,8 +271,13 @@ class Encoder(_LayerStack):
         return self.norm(x)
 
 
+class Encoder(SelfAttentionStack):
+    """The Transformer's encoder: ``Encoder(num_layers, d_model, num_heads, d_ff, dropout, activation, norm_first)``."""
+
+
 class Decoder(_LayerStack):
-    """A stack of ``DecoderLayer``: ``Decoder(num_layers, d_model, num_heads, d_ff, dropout, activation, norm_first)``."""
+    """A stack of ``DecoderLayer``:
+    ``Decoder(num_layers, d_model, num_heads, d_ff, dropout, activation, norm_first)``."""
 
     layer_class = DecoderLayer
 

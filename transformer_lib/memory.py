@@ -37,7 +37,8 @@ class PeakTensorMemory(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         produced = func(*args, **kwargs)
-        inputs = {t.untyped_storage().data_ptr() for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)}
+        tensors = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+        inputs = {t.untyped_storage().data_ptr() for t in tensors}
         for tensor in tree_flatten(produced)[0]:
             if isinstance(tensor, torch.Tensor):
                 storage = tensor.untyped_storage()

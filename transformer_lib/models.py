@@ -18,7 +18,7 @@ from torch import Tensor, nn
 
 from .attention import causal_mask
 from .decoding import sample_next_token
-from .layers import Decoder, Encoder
+from .layers import Decoder, Encoder, SelfAttentionStack
 from .modern import ModernConfig, ModernDecoder
 from .multihead import KVCache
 from .positional import make_positional
@@ -112,7 +112,8 @@ class TransformerClassifier(nn.Module):
 class GPT(nn.Module):
     """Decoder-only language model: learned positions, pre-LN causal blocks, tied output layer.
 
-    A block is an ``EncoderLayer`` run with a causal mask (no cross-attention: there is no encoder).
+    Its blocks are a ``SelfAttentionStack`` of ``EncoderLayer`` run with a causal mask (no cross-attention:
+    there is no encoder).
     The output layer shares its weights with the token embedding (Press and Wolf 2017).
     ``config=ModernConfig(...)`` builds the blocks from ``modern.ModernBlock`` instead, with the
     switches of chapter 11 (RoPE, RMSNorm, SwiGLU, grouped-query attention, untied output layer).
@@ -140,7 +141,8 @@ class GPT(nn.Module):
         positional = "learned" if config is None or config.positional == "learned" else None
         self.embedding = InputEmbedding(vocab_size, d_model, max_len, positional, dropout)
         if config is None:
-            self.blocks = Encoder(num_layers, d_model, num_heads, d_ff, dropout, activation, norm_first=True)
+            self.blocks = SelfAttentionStack(num_layers, d_model, num_heads, d_ff, dropout, activation,
+                                             norm_first=True)
         else:
             self.blocks = ModernDecoder(num_layers, d_model, num_heads, d_ff, dropout, config)
         self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
@@ -148,7 +150,7 @@ class GPT(nn.Module):
             self.lm_head.weight = self.embedding.token.weight
 
     def forward(self, idx: Tensor, return_attention: bool = False) -> Tensor | tuple[Tensor, list[Tensor]]:
-        """``(B, T)`` ids -> ``(B, T, n_vocab)`` next-token logits (and each layer's ``(B, h, T, T)`` weights)."""
+        """``(B, T)`` ids -> ``(B, T, vocab_size)`` next-token logits (and each layer's ``(B, h, T, T)`` weights)."""
         logits = self._logits(idx, need_weights=return_attention)
         if return_attention:
             return logits, [layer.self_attention_weights for layer in self.blocks.layers]
@@ -235,7 +237,7 @@ class Transformer(nn.Module):
         return self.encoder(self.src_embedding(src), self._key_padding_mask(src), need_weights=need_weights)
 
     def decode(self, tgt: Tensor, memory: Tensor, src: Tensor, *, need_weights: bool = False) -> Tensor:
-        """``(B, T)`` target ids, memory ``(B, S, d_model)``, ``(B, S)`` source ids -> logits ``(B, T, n_vocab)``.
+        """``(B, T)`` target ids, memory ``(B, S, d_model)``, ``(B, S)`` source ids -> logits ``(B, T, vocab_size)``.
 
         ``src`` only gives the padding mask of the memory.
         """
@@ -257,7 +259,7 @@ class Transformer(nn.Module):
     def forward(
         self, src: Tensor, tgt: Tensor, return_attention: bool = False
     ) -> Tensor | tuple[Tensor, dict[str, list[Tensor]]]:
-        """``(B, S)`` source and ``(B, T)`` target ids -> ``(B, T, n_vocab)`` logits.
+        """``(B, S)`` source and ``(B, T)`` target ids -> ``(B, T, vocab_size)`` logits.
 
         With ``return_attention`` also a dict of per-layer weights: ``"encoder"`` ``(B, h, S, S)``,
         ``"decoder_self"`` ``(B, h, T, T)`` and ``"decoder_cross"`` ``(B, h, T, S)``.

@@ -99,10 +99,10 @@ class GroupedQueryAttention(nn.Module):
                 f"d_model={d_model}, num_heads={num_heads}, num_kv_heads={num_kv_heads}"
             )
         self.d_model, self.num_heads, self.num_kv_heads = d_model, num_heads, num_kv_heads
-        self.d_k = d_model // num_heads
+        self.d_head = d_model // num_heads
         self.dropout = dropout
         self.rotary = rotary
-        kv_width = num_kv_heads * self.d_k
+        kv_width = num_kv_heads * self.d_head
         self.in_proj = nn.Linear(d_model, d_model + 2 * kv_width, bias=bias)  # rows: W_Q, W_K, W_V
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)  # W_O
 
@@ -122,7 +122,7 @@ class GroupedQueryAttention(nn.Module):
             mask: boolean, True = may attend, broadcastable to ``(B, h, T, S)``, S = cached + T.
             need_weights: return the ``(B, h, T, S)`` weights (explicit path) or ``None`` (fused).
             is_causal: apply the causal mask without building it.
-            cache: keys and values ``(B, h_kv, S, d_k)`` of earlier tokens; this call's are appended.
+            cache: keys and values ``(B, h_kv, S, d_head)`` of earlier tokens; this call's are appended.
 
         Returns:
             ``(output, weights)``: ``(B, T, d_model)`` and ``(B, h, T, S)`` or ``None``.
@@ -130,17 +130,17 @@ class GroupedQueryAttention(nn.Module):
         if x.dim() != 3 or x.size(-1) != self.d_model:
             raise ValueError(f"x must have shape (B, T, d_model={self.d_model}), got {tuple(x.shape)}")
         B, T, _ = x.shape
-        kv_width = self.num_kv_heads * self.d_k
+        kv_width = self.num_kv_heads * self.d_head
         q, k, v = self.in_proj(x).split([self.d_model, kv_width, kv_width], dim=-1)
-        q = q.view(B, T, self.num_heads, self.d_k).transpose(1, 2)  # (B, h, T, d_k)
-        k, v = (t.view(B, T, self.num_kv_heads, self.d_k).transpose(1, 2) for t in (k, v))  # (B, h_kv, T, d_k)
+        q = q.view(B, T, self.num_heads, self.d_head).transpose(1, 2)  # (B, h, T, d_head)
+        k, v = (t.view(B, T, self.num_kv_heads, self.d_head).transpose(1, 2) for t in (k, v))  # (B, h_kv, T, d_head)
         if self.rotary is not None:
             start = len(cache) if cache is not None else 0
             q, k = self.rotary(q, start), self.rotary(k, start)
         if cache is not None:
             k, v = cache.extend(k, v)
         group = self.num_heads // self.num_kv_heads
-        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)  # (B, h, S, d_k)
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)  # (B, h, S, d_head)
         dropout_p = self.dropout if self.training else 0.0
         output, weights = scaled_dot_product_attention(
             q, k, v, mask, dropout_p=dropout_p, need_weights=need_weights, is_causal=is_causal

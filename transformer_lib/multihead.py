@@ -41,7 +41,7 @@ class KVCache:
 
 
 class MultiHeadAttention(nn.Module):
-    """``MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W_O`` with ``head_i = Attention(Q W_Q_i, K W_K_i, V W_V_i)``."""
+    """``MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W_O``, ``head_i = Attention(Q W_Q_i, K W_K_i, V W_V_i)``."""
 
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True) -> None:
         super().__init__()

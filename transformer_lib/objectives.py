@@ -32,8 +32,9 @@ from transformer_lib.trainer import MeanLossEvaluation
 __all__ = ["Seq2SeqObjective", "LMObjective", "ClassifierObjective", "translation_scores"]
 
 
-def _cross_entropy(logits: torch.Tensor, targets: torch.Tensor, label_smoothing: float, ignore_index: int) -> torch.Tensor:
-    """Mean token cross-entropy of logits ``(B, T, n_vocab)`` against ids ``(B, T)``.
+def _cross_entropy(logits: torch.Tensor, targets: torch.Tensor, label_smoothing: float,
+                   ignore_index: int) -> torch.Tensor:
+    """Mean token cross-entropy of logits ``(B, T, vocab_size)`` against ids ``(B, T)``.
 
     Label smoothing (Vaswani et al. 2017, section 5.4, after Szegedy et al. 2016) spreads
     ``label_smoothing`` of the target's probability over the whole vocabulary.
@@ -57,7 +58,7 @@ class LabelSmoothed:
 class Seq2SeqObjective(LabelSmoothed):
     """Encoder-decoder training with teacher forcing; evaluation by greedy decoding.
 
-    ``model(src (B, S), tgt_in (B, T)) -> logits (B, T, n_vocab)``; for evaluation the model keeps
+    ``model(src (B, S), tgt_in (B, T)) -> logits (B, T, vocab_size)``; for evaluation the model keeps
     the encoder-decoder protocol (``encode``/``decode``, see :mod:`transformer_lib.decoding`).
     """
 
@@ -85,7 +86,7 @@ class Seq2SeqObjective(LabelSmoothed):
 
 @dataclass
 class LMObjective(MeanLossEvaluation, LabelSmoothed):
-    """Next-token prediction: ``model(idx (B, T)) -> logits (B, T, n_vocab)``."""
+    """Next-token prediction: ``model(idx (B, T)) -> logits (B, T, vocab_size)``."""
 
     def loss(self, model: nn.Module, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         return _cross_entropy(model(batch["idx"]), batch["targets"], self.label_smoothing, -100)

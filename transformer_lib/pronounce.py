@@ -18,8 +18,8 @@ from pathlib import Path
 
 from transformer_lib.ensemble import Ensemble
 from transformer_lib.g2p import check_spelling, g2p_task, pronounce
-from transformer_lib.train import build_model
 from transformer_lib.runtime import load_checkpoint
+from transformer_lib.train import build_model
 
 
 def build_parser() -> argparse.ArgumentParser:

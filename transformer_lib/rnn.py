@@ -32,7 +32,7 @@ __all__ = ["EncodedSource", "Seq2SeqRNN", "AttentionSeq2SeqRNN"]
 @dataclass
 class DecoderProgress:
     """Where the last ``decode`` call on a source stopped: its input ids ``(B, t)``, the decoder
-    state after them ``(B, hidden_dim)`` and their logits ``(B, t, n_vocab)``."""
+    state after them ``(B, hidden_dim)`` and their logits ``(B, t, vocab_size)``."""
 
     tokens: Tensor | None = None
     hidden: Tensor | None = None
@@ -62,7 +62,8 @@ class EncodedSource(NamedTuple):
 class Seq2SeqRNN(nn.Module):
     """GRU encoder-decoder whose decoder sees the source only through the final encoder state."""
 
-    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, embed_dim: int, hidden_dim: int, pad_id: int = 0) -> None:
+    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, embed_dim: int, hidden_dim: int,
+                 pad_id: int = 0) -> None:
         super().__init__()
         self.pad_id, self.src_vocab_size, self.tgt_vocab_size = pad_id, src_vocab_size, tgt_vocab_size
         self.src_embedding = nn.Embedding(src_vocab_size, embed_dim, padding_idx=pad_id)
@@ -90,18 +91,20 @@ class Seq2SeqRNN(nn.Module):
     def decode_step(
         self, token: Tensor, hidden: Tensor, source: EncodedSource
     ) -> tuple[Tensor, Tensor, Tensor | None]:
-        """One decoder step: ``(B,)`` previous tokens, ``(B, hidden_dim)`` state -> logits ``(B, n_vocab)``, new state, weights ``(B, S)`` or None."""
+        """One decoder step: ``(B,)`` previous tokens, ``(B, hidden_dim)`` state -> logits ``(B, vocab_size)``,
+        new state, weights ``(B, S)`` or None."""
         context, weights = self.context(hidden, source)
         hidden = self.decoder_cell(torch.cat([self.tgt_embedding(token), context], dim=-1), hidden)
         logits = self.output_proj(torch.cat([hidden, context], dim=-1))
         return logits, hidden, weights
 
     def run_decoder(self, tgt_in: Tensor, source: EncodedSource) -> tuple[Tensor, list[Tensor | None]]:
-        """Logits ``(B, T, n_vocab)`` for every step fed the given previous token, and each step's weights."""
+        """Logits ``(B, T, vocab_size)`` for every step fed the given previous token, and each step's weights."""
         logits, weights, _ = self._unroll(tgt_in, source.final, source)
         return logits, weights
 
-    def _unroll(self, tgt_in: Tensor, hidden: Tensor, source: EncodedSource) -> tuple[Tensor, list[Tensor | None], Tensor]:
+    def _unroll(self, tgt_in: Tensor, hidden: Tensor,
+                source: EncodedSource) -> tuple[Tensor, list[Tensor | None], Tensor]:
         """Run the decoder from state ``hidden`` over ``tgt_in``: logits, each step's weights, the last state."""
         check_token_ids(tgt_in, self.tgt_vocab_size, name="tgt_in")
         all_logits, all_weights = [], []
@@ -112,7 +115,7 @@ class Seq2SeqRNN(nn.Module):
         return torch.stack(all_logits, dim=1), all_weights, hidden
 
     def decode(self, tgt: Tensor, memory: EncodedSource, src: Tensor | None = None) -> Tensor:
-        """``(B, T)`` target ids (starting with BOS) and the encoded source -> logits ``(B, T, n_vocab)``.
+        """``(B, T)`` target ids (starting with BOS) and the encoded source -> logits ``(B, T, vocab_size)``.
 
         The encoder-decoder protocol of :mod:`transformer_lib.decoding`, whose greedy, sampling and
         beam-search decoders therefore work on this model too (``src`` is not needed: ``memory``
@@ -131,14 +134,16 @@ class Seq2SeqRNN(nn.Module):
         return logits
 
     def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
-        """``(B, S)`` source, ``(B, T)`` decoder input (BOS + target without its last token) -> ``(B, T, n_vocab)``."""
+        """``(B, S)`` source, ``(B, T)`` decoder input (BOS + target without its last token)
+        -> ``(B, T, vocab_size)``."""
         return self.decode(tgt_in, self.encode(src))
 
 
 class AttentionSeq2SeqRNN(Seq2SeqRNN):
     """The same encoder-decoder, but each step attends over all encoder states (Bahdanau et al. 2015)."""
 
-    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, embed_dim: int, hidden_dim: int, pad_id: int = 0) -> None:
+    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, embed_dim: int, hidden_dim: int,
+                 pad_id: int = 0) -> None:
         super().__init__(src_vocab_size, tgt_vocab_size, embed_dim, hidden_dim, pad_id)
         self.attention = AdditiveAttention(hidden_dim, hidden_dim, hidden_dim)
 

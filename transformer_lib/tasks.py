@@ -11,9 +11,9 @@ a split by a hash of its text, so a source can only ever land in one split.
 * :func:`toy_translation_task`: a small English-like language into an invented one that puts
   the verb last and adjectives and determiners after the noun, so alignments are not diagonal.
 
-:func:`text_task` is language modelling on the Python standard library's own source text;
-:func:`g2p_task` is English pronunciation on CMUdict (:mod:`transformer_lib.g2p`).
-:func:`make_task` builds any of them by name.
+:func:`text_task` is language modelling on the Python standard library's own source text.
+English pronunciation on CMUdict builds on these (:mod:`transformer_lib.g2p`); the command line
+(:mod:`transformer_lib.train`) names every task.
 """
 
 from __future__ import annotations
@@ -42,10 +42,8 @@ __all__ = [
     "date_task",
     "toy_translation_task",
     "text_task",
-    "g2p_task",
-    "TASKS",
+    "split_of",
     "DATE_FORMATS",
-    "make_task",
 ]
 
 Pair = tuple[list[int], list[int]]
@@ -120,13 +118,18 @@ class TextTask:
         return "".join(self.vocab.decode(ids))
 
 
-def _split_of(source: str, sizes: dict[str, int]) -> str:
-    """The split a source belongs to: a stable hash of its text, cut in proportion to ``sizes``."""
-    u = zlib.crc32(source.encode("utf-8")) / 2**32
-    total = sum(sizes.values())
+def split_of(key: str, shares: dict[str, float]) -> str:
+    """The split ``key`` belongs to: a CRC-32 hash of its text, cut in proportion to ``shares``.
+
+    ``shares`` maps each of :data:`SPLITS` to its weight (fractions or counts: they are
+    normalised). The hash is the same on every run and every version of Python, so a key lands
+    in one split whatever the seed.
+    """
+    u = zlib.crc32(key.encode("utf-8")) / 2**32
+    total = sum(shares.values())
     edge = 0.0
     for name in SPLITS:
-        edge += sizes[name] / total
+        edge += shares[name] / total
         if u < edge:
             return name
     return SPLITS[-1]
@@ -153,7 +156,7 @@ def _build(name: str, sample: Callable[[random.Random], Sample], n_train: int, n
         budget -= 1
         src, tgt = sample(rng)
         key = sep.join(src)
-        split = _split_of(key, sizes)
+        split = split_of(key, sizes)
         if key in seen or len(drawn[split]) >= sizes[split]:
             continue
         seen.add(key)
@@ -301,32 +304,6 @@ def text_task(block_size: int = 128, text: str | None = None, valid_fraction: fl
     parts = torch.split(ids, [n_train, n_valid, n_test])
     for name, part in zip(SPLITS, parts):
         if len(part) < block_size + 1:
-            raise ValueError(f"the {name} split has {len(part)} characters, fewer than block_size + 1 = {block_size + 1}")
+            raise ValueError(f"the {name} split has {len(part)} characters, "
+                             f"fewer than block_size + 1 = {block_size + 1}")
     return TextTask("text", vocab, *parts, block_size=block_size)
-
-
-def g2p_task(**kwargs) -> Seq2SeqTask:
-    """English pronunciation on CMUdict: :func:`transformer_lib.g2p.g2p_task` (imported here on first use)."""
-    from transformer_lib.g2p import g2p_task as build  # g2p builds on this module
-
-    return build(**kwargs)
-
-
-#: Task factories by name.
-TASKS: dict[str, Callable[..., Seq2SeqTask | TextTask]] = {
-    "copy": copy_task,
-    "reverse": reverse_task,
-    "sort": sort_task,
-    "addition": addition_task,
-    "date": date_task,
-    "toy_translation": toy_translation_task,
-    "text": text_task,
-    "g2p": g2p_task,
-}
-
-
-def make_task(name: str, **kwargs) -> Seq2SeqTask | TextTask:
-    """Build the task called ``name`` (a key of :data:`TASKS`) with the factory's keyword arguments."""
-    if name not in TASKS:
-        raise ValueError(f"unknown task {name!r}; expected one of {sorted(TASKS)}")
-    return TASKS[name](**kwargs)

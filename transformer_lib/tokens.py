@@ -123,7 +123,7 @@ class Vocab:
     def __repr__(self) -> str:
         preview = ", ".join(repr(t) for t in self._id_to_token[len(SPECIAL_TOKENS):][:8])
         more = ", ..." if len(self) > len(SPECIAL_TOKENS) + 8 else ""
-        return f"Vocab(n_vocab={len(self)}, tokens=[{preview}{more}])"
+        return f"Vocab(vocab_size={len(self)}, tokens=[{preview}{more}])"
 
     @property
     def tokens(self) -> list[str]:
@@ -265,14 +265,18 @@ def lengths_to_mask(lengths: torch.Tensor, max_len: int | None = None) -> torch.
 
 
 def check_token_ids(tokens: torch.Tensor, vocab_size: int, max_len: int | None = None, name: str = "tokens") -> None:
-    """Raise ``ValueError`` unless ``tokens`` is ``(B, length)`` integer ids in ``[0, vocab_size)``, length <= max_len."""
+    """Raise ``ValueError`` unless ``tokens`` is ``(B, length)`` integer ids in ``[0, vocab_size)``,
+    ``length <= max_len``."""
     if tokens.dim() != 2 or tokens.is_floating_point() or tokens.is_complex():
-        raise ValueError(f"{name} must be integer token ids of shape (B, length), got {tokens.dtype} of shape {tuple(tokens.shape)}")
+        raise ValueError(f"{name} must be integer token ids of shape (B, length), "
+                         f"got {tokens.dtype} of shape {tuple(tokens.shape)}")
     if max_len is not None and tokens.size(1) > max_len:
-        raise ValueError(f"{name} is too long: expected shape (B, length <= max_len={max_len}), got {tuple(tokens.shape)}")
+        raise ValueError(f"{name} is too long: expected shape (B, length <= max_len={max_len}), "
+                         f"got {tuple(tokens.shape)}")
     if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab_size):
         raise ValueError(
-            f"{name} must be ids in [0, n_vocab={vocab_size}), got values from {int(tokens.min())} to {int(tokens.max())}"
+            f"{name} must be ids in [0, vocab_size={vocab_size}), "
+            f"got values from {int(tokens.min())} to {int(tokens.max())}"
         )
 
 
@@ -282,17 +286,17 @@ def one_hot_embed(ids: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """An embedding lookup written as a matrix product: ``one_hot(ids) @ weight``.
 
     Args:
-        ids: integer tensor ``(B, T)`` (any shape works) with values in ``[0, n_vocab)``.
-        weight: the embedding table ``(n_vocab, d_model)``, one row per token.
+        ids: integer tensor ``(B, T)`` (any shape works) with values in ``[0, vocab_size)``.
+        weight: the embedding table ``(vocab_size, d_model)``, one row per token.
 
     Returns:
         ``(B, T, d_model)``, equal to ``weight[ids]`` and to ``F.embedding(ids, weight)``.
     """
     if weight.dim() != 2:
-        raise ValueError(f"weight must be (n_vocab, d_model), got shape {tuple(weight.shape)}")
+        raise ValueError(f"weight must be (vocab_size, d_model), got shape {tuple(weight.shape)}")
     if ids.is_floating_point():
         raise TypeError(f"ids must be an integer tensor, got dtype {ids.dtype}")
-    one_hot = F.one_hot(ids, num_classes=weight.shape[0]).to(weight.dtype)  # (B, T, n_vocab)
+    one_hot = F.one_hot(ids, num_classes=weight.shape[0]).to(weight.dtype)  # (B, T, vocab_size)
     return one_hot @ weight                                                 # (B, T, d_model)
 
 

@@ -22,17 +22,41 @@ from typing import Any
 
 from torch import nn
 
-from transformer_lib.g2p import G2PObjective, PronunciationTask, pronunciation_scores
+from transformer_lib.g2p import G2PObjective, PronunciationTask, g2p_task, pronunciation_scores
 from transformer_lib.models import GPT, Transformer
 from transformer_lib.objectives import LMObjective, Seq2SeqObjective, translation_scores
 from transformer_lib.rnn import AttentionSeq2SeqRNN, Seq2SeqRNN
 from transformer_lib.runtime import seed_everything
-from transformer_lib.tasks import TASKS, Seq2SeqTask, TextTask, make_task
+from transformer_lib.tasks import (
+    Seq2SeqTask,
+    TextTask,
+    addition_task,
+    copy_task,
+    date_task,
+    reverse_task,
+    sort_task,
+    text_task,
+    toy_translation_task,
+)
 from transformer_lib.train_config import TrainConfig
 from transformer_lib.trainer import Trainer
 from transformer_lib.viz import plot_history
 
 MODELS = ("transformer", "attention_rnn", "rnn", "gpt")
+#: Task factories by name (``--task``).
+TASKS: dict[str, Callable[..., Seq2SeqTask | TextTask]] = {
+    "copy": copy_task,
+    "reverse": reverse_task,
+    "sort": sort_task,
+    "addition": addition_task,
+    "date": date_task,
+    "toy_translation": toy_translation_task,
+    "text": text_task,
+    "g2p": g2p_task,
+}
+# The metric that --target-value stops at, and whether it is minimised, when --target-metric is not given.
+DEFAULT_TARGETS = {"text": ("valid_loss", "min"), "g2p": ("wer", "min")}
+OTHER_TASKS_TARGET = ("exact_match", "max")
 # TrainConfig fields that the CLI sets itself: the checkpoint goes to --out, --quiet hides the bar.
 SET_BY_THE_CLI = ("checkpoint_path", "progress")
 
@@ -73,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", action="store_true", help="continue from <out>/checkpoint.pt")
     run.add_argument("--quiet", action="store_true", help="print nothing but the final scores")
     data = p.add_argument_group("data")
-    data.add_argument("--n-train", type=int, default=10_000, help="training examples (translation-style tasks; g2p: words, 200000 for all of them)")
+    data.add_argument("--n-train", type=int, default=10_000,
+                      help="training examples (translation-style tasks; g2p: words, 200000 for all of them)")
     data.add_argument("--n-valid", type=int, default=200, help="validation examples")
     data.add_argument("--n-test", type=int, default=1000, help="test examples")
     data.add_argument("--length", type=int, default=16, help="sequence length of copy/reverse/sort")
@@ -96,19 +121,26 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def make_task(name: str, **kwargs: Any) -> Seq2SeqTask | TextTask:
+    """Build the task called ``name`` (a key of :data:`TASKS`) with the factory's keyword arguments."""
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; expected one of {sorted(TASKS)}")
+    return TASKS[name](**kwargs)
+
+
 def build_model(args: argparse.Namespace, task: Seq2SeqTask | TextTask) -> nn.Module:
     """The ``--model`` architecture sized by the flags, for ``task``'s vocabulary."""
-    n_vocab = len(task.vocab)
+    vocab_size = len(task.vocab)
     if (args.model == "gpt") != isinstance(task, TextTask):
         raise ValueError(f"--model {args.model} does not fit --task {args.task}: gpt is for text, the others translate")
     if args.model == "gpt":
-        return GPT(n_vocab, args.d_model, args.heads, args.layers, args.d_ff, args.block_size, args.dropout)
+        return GPT(vocab_size, args.d_model, args.heads, args.layers, args.d_ff, args.block_size, args.dropout)
     if args.model == "transformer":
         max_len = max(task.max_src_len, task.max_tgt_len + 2) + 8
-        return Transformer(n_vocab, n_vocab, args.d_model, args.heads, args.layers, args.layers, args.d_ff,
+        return Transformer(vocab_size, vocab_size, args.d_model, args.heads, args.layers, args.layers, args.d_ff,
                            args.dropout, max_len)
     rnn = AttentionSeq2SeqRNN if args.model == "attention_rnn" else Seq2SeqRNN
-    return rnn(n_vocab, n_vocab, args.d_model, args.d_model)
+    return rnn(vocab_size, vocab_size, args.d_model, args.d_model)
 
 
 def _task(args: argparse.Namespace) -> Seq2SeqTask | TextTask:
@@ -122,6 +154,11 @@ def _task(args: argparse.Namespace) -> Seq2SeqTask | TextTask:
     return make_task(args.task, **sizes)
 
 
+def _listed(metrics: dict[str, float]) -> str:
+    """``"wer 0.3120  per 0.0810"``: metrics as the CLI prints them."""
+    return "  ".join(f"{name} {value:.4f}" for name, value in metrics.items())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status."""
     args = build_parser().parse_args(argv)
@@ -132,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     knobs = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if f.name not in SET_BY_THE_CLI}
     knobs["betas"] = tuple(knobs["betas"])
     if knobs["target_value"] is not None and knobs["target_metric"] is None:
-        knobs["target_metric"] = "valid_loss" if text else "exact_match"
+        knobs["target_metric"], knobs["target_direction"] = DEFAULT_TARGETS.get(args.task, OTHER_TASKS_TARGET)
     config = TrainConfig(**knobs, checkpoint_path=str(out / "checkpoint.pt"), progress=False if args.quiet else None)
     seed_everything(args.seed)
     task = _task(args)
@@ -149,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(f"resumed from {out / 'checkpoint.pt'} at step {trainer.step}")
     n_params = sum(p.numel() for p in model.parameters())
     say(f"{args.model} ({n_params:,} parameters) on {args.task}, device {trainer.device}, seed {args.seed}")
-    history = trainer.fit(on_eval=lambda step, m: say(f"step {step:>6}  " + "  ".join(f"{k} {v:.4f}" for k, v in m.items())))
+    history = trainer.fit(on_eval=lambda step, m: say(f"step {step:>6}  " + _listed(m)))
     if text:
         test = objective.evaluate(trainer.model.eval(), task.loader("test", args.batch_size), trainer.device)
         test = {"test_loss": test["valid_loss"]}
@@ -162,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         report = {"test": test, "history": history.to_dict(), "args": vars(args), "parameters": n_params}
         (out / "metrics.json").write_text(json.dumps(report, indent=1))
         plot_history(history).savefig(out / "loss.png", dpi=100)
-        print("test " + "  ".join(f"{k} {v:.4f}" for k, v in test.items()) + f"  ({history.wall_time:.1f} s)")
+        print("test " + _listed(test) + f"  ({history.wall_time:.1f} s)")
         say(f"wrote {out / 'checkpoint.pt'}, {out / 'metrics.json'}, {out / 'loss.png'}")
     return 0
 

@@ -15,9 +15,11 @@ import torch
 
 from transformer_lib.runtime import PRECISIONS
 
-__all__ = ["SCHEDULES", "TrainConfig", "lr_factor"]
+__all__ = ["SCHEDULES", "TARGET_DIRECTIONS", "TrainConfig", "lr_factor"]
 
 SCHEDULES = ("inverse_sqrt", "cosine", "constant")
+#: How a target metric improves: "min" (losses, error rates) or "max" (accuracies, BLEU).
+TARGET_DIRECTIONS = ("min", "max")
 
 
 def knob(default: Any, help: str, **cli: Any) -> Any:
@@ -31,8 +33,8 @@ class TrainConfig:
 
     ``lr`` is the peak learning rate, reached after ``warmup_steps``. ``max_steps`` counts
     optimiser steps; each consumes ``accumulation_steps`` batches. ``eval_every=0`` evaluates
-    only at the end. Training stops early once ``target_metric`` reaches ``target_value``
-    (at most it for metrics whose name contains ``"loss"``, at least it otherwise).
+    only at the end. Training stops early once ``target_metric`` reaches ``target_value``: at most
+    it when ``target_direction`` is ``"min"``, at least it when ``"max"`` (the three go together).
     """
 
     max_steps: int = knob(1000, "optimiser steps")
@@ -50,6 +52,8 @@ class TrainConfig:
     eval_every: int = knob(250, "evaluate every N steps, if there is validation data (0: only at the end)")
     target_metric: str | None = knob(None, "stop early once this validation metric reaches target_value")
     target_value: float | None = knob(None, "the value of target_metric that stops training")
+    target_direction: str | None = knob(None, "min: stop once target_metric <= target_value (a loss, an error rate); "
+                                              "max: once >= (an accuracy)", choices=TARGET_DIRECTIONS)
     checkpoint_path: str | None = knob(None, "where checkpoints are written (none: nowhere)")
     checkpoint_every: int = knob(500, "write a checkpoint every N steps, if there is a path (0: only at the end)")
     progress: bool | None = knob(None, "show a progress bar (none: only when stderr is a terminal)")
@@ -59,26 +63,32 @@ class TrainConfig:
             if not ok:
                 raise ValueError(f"TrainConfig.{what}, got {got!r}")
 
-        need(isinstance(self.max_steps, int) and self.max_steps >= 1, "max_steps must be an integer >= 1", self.max_steps)
+        need(isinstance(self.max_steps, int) and self.max_steps >= 1, "max_steps must be an integer >= 1",
+             self.max_steps)
         need(self.lr > 0, "lr must be > 0", self.lr)
         need(self.schedule in SCHEDULES, f"schedule must be one of {SCHEDULES}", self.schedule)
         need(isinstance(self.warmup_steps, int) and self.warmup_steps >= (self.schedule == "inverse_sqrt"),
              "warmup_steps must be an integer >= 0 (>= 1 for inverse_sqrt)", self.warmup_steps)
         need(self.weight_decay >= 0, "weight_decay must be >= 0", self.weight_decay)
-        need(len(self.betas) == 2 and all(0 <= b < 1 for b in self.betas), "betas must be two numbers in [0, 1)", self.betas)
+        need(len(self.betas) == 2 and all(0 <= b < 1 for b in self.betas), "betas must be two numbers in [0, 1)",
+             self.betas)
         need(self.grad_clip is None or self.grad_clip > 0, "grad_clip must be > 0 or None", self.grad_clip)
         need(isinstance(self.accumulation_steps, int) and self.accumulation_steps >= 1,
              "accumulation_steps must be an integer >= 1", self.accumulation_steps)
         need(self.precision in PRECISIONS, f"precision must be one of {PRECISIONS}", self.precision)
         need(self.eval_every >= 0 and self.checkpoint_every >= 0, "eval_every and checkpoint_every must be >= 0",
              (self.eval_every, self.checkpoint_every))
-        need((self.target_metric is None) == (self.target_value is None),
-             "target_metric and target_value must be given together", (self.target_metric, self.target_value))
+        target = (self.target_metric, self.target_value, self.target_direction)
+        need(len({value is None for value in target}) == 1,
+             "target_metric, target_value and target_direction must be given together", target)
+        need(self.target_direction in (None, *TARGET_DIRECTIONS),
+             f"target_direction must be one of {TARGET_DIRECTIONS}", self.target_direction)
         if self.device != "auto":
             try:
                 torch.device(self.device)
             except RuntimeError:
-                need(False, "device must be 'auto' or a torch device such as 'cpu', 'cuda', 'cuda:1', 'mps'", self.device)
+                need(False, "device must be 'auto' or a torch device such as 'cpu', 'cuda', 'cuda:1', 'mps'",
+                     self.device)
 
 
 def lr_factor(step: int, config: TrainConfig) -> float:

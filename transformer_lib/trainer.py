@@ -27,11 +27,19 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader
 from tqdm import tqdm
 
-from transformer_lib.runtime import (autocast_dtype, load_checkpoint, save_checkpoint, seed_everything, select_device,
-                                     setup_distributed, to_device)
+from transformer_lib.runtime import (
+    autocast_dtype,
+    load_checkpoint,
+    save_checkpoint,
+    seed_everything,
+    select_device,
+    setup_distributed,
+    to_device,
+)
 from transformer_lib.train_config import TrainConfig, lr_factor
 
-__all__ = ["Objective", "MeanLossEvaluation", "LossOnlyObjective", "History", "Trainer", "fit", "weight_decay_groups"]
+__all__ = ["Objective", "MeanLossEvaluation", "LossOnlyObjective", "History", "RunPosition", "Trainer", "fit",
+           "weight_decay_groups"]
 
 Batch = dict[str, torch.Tensor]
 LossFn = Callable[[nn.Module, Batch], torch.Tensor]
@@ -68,7 +76,8 @@ def _as_objective(objective: Objective | LossFn) -> Objective:
         return objective
     if callable(objective):
         return LossOnlyObjective(objective)
-    raise TypeError(f"objective must have loss and evaluate methods, or be a loss function, got {type(objective).__name__}")
+    raise TypeError("objective must have loss and evaluate methods, or be a loss function, "
+                    f"got {type(objective).__name__}")
 
 
 def weight_decay_groups(model: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
@@ -117,8 +126,77 @@ class History:
         return asdict(self)
 
 
+class RunPosition:
+    """Where a run stands in its data and its random streams: what a checkpoint needs to continue exactly.
+
+    It hands out the training batches (epoch after epoch, calling the sampler's ``set_epoch``) and
+    counts them, and it owns the generators' states. Dropout, ``DataLoader`` shuffling and
+    iterators draw from PyTorch's and Python's *global* generators (PyTorch has no generator per
+    module), so a run that is to be reproducible and resumable has to set them: it starts them at
+    ``seed`` (plus the process rank, so that data-parallel processes draw different dropout
+    masks) and :meth:`load_state_dict` puts back the states a checkpoint saved.
+    """
+
+    def __init__(self, loader: DataLoader, device: torch.device, seed: int, rank: int = 0, world_size: int = 1) -> None:
+        self.loader, self.device, self.rank, self.world_size = loader, device, rank, world_size
+        self.epoch, self.batch_in_epoch = 0, 0
+        self._batches: Iterator | None = None
+        seed_everything(seed + rank)
+
+    def _start_epoch(self) -> Iterator:
+        for name in ("batch_sampler", "sampler"):
+            holder = getattr(self.loader, name, None)
+            if hasattr(holder, "set_epoch"):
+                holder.set_epoch(self.epoch)
+        # Creating a DataLoader iterator draws a seed from the global generator; fork it so
+        # that a resumed run, which creates one more iterator, draws the same dropout masks.
+        with torch.random.fork_rng(devices=[]):
+            batches = iter(self.loader)
+            for _ in range(self.batch_in_epoch):
+                next(batches)
+        return batches
+
+    def next_batch(self) -> Batch:
+        """The next training batch, on the device (a new epoch starts when the loader runs out)."""
+        if self._batches is None:
+            self._batches = self._start_epoch()
+        batch = next(self._batches, None)
+        if batch is None:
+            self.epoch, self.batch_in_epoch = self.epoch + 1, 0
+            self._batches = self._start_epoch()
+            batch = next(self._batches)
+        self.batch_in_epoch += 1
+        return to_device(batch, self.device)
+
+    def _rng_state(self) -> dict[str, Any]:
+        state = {"python": random.getstate(), "torch": torch.get_rng_state()}
+        if self.device.type == "cuda":
+            state["cuda"] = torch.cuda.get_rng_state(self.device)
+        if self.world_size == 1:
+            return {"ranks": [state]}
+        every = [None] * self.world_size
+        dist.all_gather_object(every, state)
+        return {"ranks": every}
+
+    def state_dict(self) -> dict[str, Any]:
+        """``epoch``, ``batch_in_epoch`` and ``rng`` (every rank's generator states)."""
+        return {"rng": self._rng_state(), "epoch": self.epoch, "batch_in_epoch": self.batch_in_epoch}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue from ``state`` (:meth:`state_dict`'s keys; a checkpoint's other keys are ignored)."""
+        self.epoch, self.batch_in_epoch = state["epoch"], state["batch_in_epoch"]
+        ranks = state["rng"]["ranks"]
+        rng = ranks[self.rank] if self.rank < len(ranks) else ranks[0]
+        random.setstate(rng["python"])
+        torch.set_rng_state(rng["torch"])
+        if "cuda" in rng and self.device.type == "cuda":
+            torch.cuda.set_rng_state(rng["cuda"], self.device)
+        self._batches = None
+
+
 class Trainer:
-    """Trains ``model`` for ``objective`` on ``train_loader`` as ``config`` says; :meth:`fit` returns a :class:`History`.
+    """Trains ``model`` for ``objective`` on ``train_loader`` as ``config`` says; :meth:`fit` returns a
+    :class:`History`.
 
     Args:
         model: any ``nn.Module``; the objective decides how it is called.
@@ -136,8 +214,9 @@ class Trainer:
     the run asks for it.
 
     Creating a trainer seeds the global generators with ``config.seed`` (plus the process
-    rank), so dropout and data order are the same on every run; seed before building the
-    model (:func:`~transformer_lib.runtime.seed_everything`) to make its initial weights reproducible too.
+    rank), so dropout and data order are the same on every run (:class:`RunPosition` says why it
+    must); seed before building the model (:func:`~transformer_lib.runtime.seed_everything`) to make
+    its initial weights reproducible too.
     """
 
     def __init__(self, model: nn.Module, objective: Objective | LossFn, config: TrainConfig, train_loader: DataLoader,
@@ -153,18 +232,18 @@ class Trainer:
         self.rank, self.world_size = setup_distributed()
         self.device = select_device(config.device)
         self.train_loader, self.valid_loader = train_loader, valid_loader
-        seed_everything(config.seed + self.rank)
+        self.position = RunPosition(train_loader, self.device, config.seed, self.rank, self.world_size)
         self.model = model.to(self.device)
         # The fused kernel updates every parameter in one pass: PyTorch's fastest AdamW on CPUs and GPUs.
         self.optimizer = torch.optim.AdamW(weight_decay_groups(model, config.weight_decay), lr=config.lr,
                                            betas=config.betas, eps=1e-9, fused=self.device.type in ("cpu", "cuda"))
         self.scheduler = self._schedule(done_steps=0)
         self.dtype = autocast_dtype(self.device, config.precision)
-        self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.dtype == torch.float16 and self.device.type == "cuda")
+        scaled = self.dtype == torch.float16 and self.device.type == "cuda"
+        self.scaler = torch.amp.GradScaler(self.device.type, enabled=scaled)
         self.wrapped_model = self._wrap(model)
-        self.step, self.epoch, self.batch_in_epoch = 0, 0, 0
+        self.step = 0
         self.history = History()
-        self._batches: Iterator | None = None
 
     def _schedule(self, done_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
         """The learning rate of ``config``'s schedule, continuing after ``done_steps`` optimiser steps."""
@@ -173,39 +252,14 @@ class Trainer:
 
     def _wrap(self, model: nn.Module) -> nn.Module:
         if self.world_size > 1:
-            model = DistributedDataParallel(model, device_ids=[self.device.index] if self.device.type == "cuda" else None)
+            device_ids = [self.device.index] if self.device.type == "cuda" else None
+            model = DistributedDataParallel(model, device_ids=device_ids)
         return torch.compile(model) if self.config.compile else model
 
     @property
     def is_main(self) -> bool:
         """True on the process that prints and writes files (rank 0)."""
         return self.rank == 0
-
-    # data order, resumable
-
-    def _start_epoch(self) -> Iterator:
-        for name in ("batch_sampler", "sampler"):
-            holder = getattr(self.train_loader, name, None)
-            if hasattr(holder, "set_epoch"):
-                holder.set_epoch(self.epoch)
-        # Creating a DataLoader iterator draws a seed from the global generator; fork it so
-        # that a resumed run, which creates one more iterator, draws the same dropout masks.
-        with torch.random.fork_rng(devices=[]):
-            batches = iter(self.train_loader)
-            for _ in range(self.batch_in_epoch):
-                next(batches)
-        return batches
-
-    def _next_batch(self) -> dict[str, torch.Tensor]:
-        if self._batches is None:
-            self._batches = self._start_epoch()
-        batch = next(self._batches, None)
-        if batch is None:
-            self.epoch, self.batch_in_epoch = self.epoch + 1, 0
-            self._batches = self._start_epoch()
-            batch = next(self._batches)
-        self.batch_in_epoch += 1
-        return to_device(batch, self.device)
 
     # one step
 
@@ -225,7 +279,7 @@ class Trainer:
             sync = contextlib.nullcontext() if last or self.world_size == 1 else self.wrapped_model.no_sync()
             with sync:
                 with self._autocast():
-                    loss = self.objective.loss(self.wrapped_model, self._next_batch()) / accumulate
+                    loss = self.objective.loss(self.wrapped_model, self.position.next_batch()) / accumulate
                 self.scaler.scale(loss).backward()
             total += loss.item()
         if self.config.grad_clip is not None:
@@ -266,7 +320,7 @@ class Trainer:
             return False
         if name not in metrics:
             raise ValueError(f"target_metric {name!r} is not among the evaluated metrics {sorted(metrics)}")
-        return metrics[name] <= goal if "loss" in name else metrics[name] >= goal
+        return metrics[name] <= goal if self.config.target_direction == "min" else metrics[name] >= goal
 
     # the loop
 
@@ -307,26 +361,15 @@ class Trainer:
 
     # checkpoints
 
-    def _rng_state(self) -> dict[str, Any]:
-        state = {"python": random.getstate(), "torch": torch.get_rng_state()}
-        if self.device.type == "cuda":
-            state["cuda"] = torch.cuda.get_rng_state(self.device)
-        if self.world_size == 1:
-            return {"ranks": [state]}
-        every = [None] * self.world_size
-        dist.all_gather_object(every, state)
-        return {"ranks": every}
-
     def state_dict(self) -> dict[str, Any]:
-        """Everything needed to continue exactly: weights, optimiser, scaler, RNG, position (the schedule follows from it)."""
+        """Everything needed to continue exactly: weights, optimiser, scaler, position and RNG (:class:`RunPosition`);
+        the schedule follows from the step."""
         return {
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scaler": self.scaler.state_dict(),
-            "rng": self._rng_state(),
+            **self.position.state_dict(),
             "step": self.step,
-            "epoch": self.epoch,
-            "batch_in_epoch": self.batch_in_epoch,
             "history": self.history.to_dict(),
             "config": asdict(self.config),
         }
@@ -346,21 +389,16 @@ class Trainer:
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scaler.load_state_dict(state["scaler"])
-        self.step, self.epoch, self.batch_in_epoch = state["step"], state["epoch"], state["batch_in_epoch"]
+        self.step = state["step"]
+        self.position.load_state_dict(state)
         # The schedule is a function of the step and this run's config (which may train longer).
         self.scheduler = self._schedule(done_steps=self.step)
         self.history = History(**state["history"])
-        ranks = state["rng"]["ranks"]
-        rng = ranks[self.rank] if self.rank < len(ranks) else ranks[0]
-        random.setstate(rng["python"])
-        torch.set_rng_state(rng["torch"])
-        if "cuda" in rng and self.device.type == "cuda":
-            torch.cuda.set_rng_state(rng["cuda"], self.device)
-        self._batches = None
 
 
-def fit(model: nn.Module, objective: Objective | LossFn, train_loader: DataLoader, valid_loader: DataLoader | None = None,
-        config: TrainConfig | None = None, resume_from: str | os.PathLike | None = None, **config_fields: Any) -> History:
+def fit(model: nn.Module, objective: Objective | LossFn, train_loader: DataLoader,
+        valid_loader: DataLoader | None = None, config: TrainConfig | None = None,
+        resume_from: str | os.PathLike | None = None, **config_fields: Any) -> History:
     """Train in one call: ``fit(model, Seq2SeqObjective(), train, valid, max_steps=500, lr=1e-3)``.
 
     Keyword arguments override fields of ``config`` (or of the default :class:`TrainConfig`).

@@ -1,5 +1,7 @@
 """Figures for the book and for training runs. Every function returns a ``matplotlib`` Figure.
 
+:func:`source_without_docstring` is the code the pages show, as text.
+
 Nothing is shown or saved here: call ``fig.savefig(path)`` or let Jupyter display it.
 The figures are built with the object-oriented API, so they work with any backend
 (``Agg`` included) and never touch pyplot's global state; ``use_book_style`` is the one
@@ -10,7 +12,10 @@ is shown at 10 pt.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import ast
+import inspect
+import textwrap
+from collections.abc import Callable, Sequence
 
 import matplotlib
 import numpy as np
@@ -32,6 +37,7 @@ __all__ = [
     "plot_positional_encoding",
     "plot_history",
     "plot_lr_schedule",
+    "source_without_docstring",
 ]
 
 
@@ -84,7 +90,8 @@ def plot_attention(weights: torch.Tensor | np.ndarray, keys: Sequence[str] | Non
     labels) along the y axis.
     """
     matrix = _matrix(weights, 2, "weights must be one attention matrix (T, S)")
-    fig = Figure(figsize=(min(COLUMN_WIDTH, 2.0 + 0.32 * matrix.shape[1]), min(COLUMN_WIDTH, 1.6 + 0.3 * matrix.shape[0])))
+    rows, columns = matrix.shape
+    fig = Figure(figsize=(min(COLUMN_WIDTH, 2.0 + 0.32 * columns), min(COLUMN_WIDTH, 1.6 + 0.3 * rows)))
     ax = fig.subplots()
     _heatmap(ax, matrix, keys, queries)
     ax.set_xlabel("key")
@@ -323,3 +330,19 @@ def draw_transformer(n_layers: str = "N") -> Figure:
     _arrow(ax, (x_dec, dec[-1] + 0.17), (x_dec, dec[-1] + 0.45))
     ax.text(x_dec, dec[-1] + 0.6, "next-token probabilities", ha="center", va="center")
     return fig
+
+
+def source_without_docstring(function: Callable) -> str:
+    """The source of ``function`` (or method, or class) as written, its docstring left out.
+
+    The pages print the library's code beside the text that explains it, which makes the
+    docstring a repetition. The docstring is found by parsing the source, so any quoting works.
+    """
+    source = inspect.getsource(function)
+    definition = ast.parse(textwrap.dedent(source)).body[0]
+    body = getattr(definition, "body", [])
+    if ast.get_docstring(definition) is None:
+        return source
+    docstring = body[0]
+    lines = source.splitlines(keepends=True)
+    return "".join(lines[:docstring.lineno - 1] + lines[docstring.end_lineno:])
