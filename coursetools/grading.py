@@ -10,7 +10,10 @@ A thin layer over nbgrader's own commands that keeps every number honest
   (two at a time by default) under a per-notebook time limit: a student whose kernel dies or who
   loops forever is recorded as such (:mod:`coursetools.outcomes`) and the others are kept. Every
   outcome is written to the state file as soon as it is known (:mod:`coursetools.state`), so an
-  interrupted run resumes where it stopped; ``force`` grades again;
+  interrupted run resumes where it stopped; ``force`` grades again. Every kernel runs in a
+  bubblewrap box (:mod:`coursetools.sandbox`): grading checks that a box can be made before the
+  first student and stops if not, unless ``confine=False`` (``--unsafe-no-sandbox``), which is
+  written into every graded student's details;
 * **feedback** runs ``nbgrader generate_feedback`` (hidden tests removed by the course's
   preprocessor) and then withholds any feedback file that still quotes a hidden line
   (:mod:`coursetools.hidden`).
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import tempfile
 import subprocess
 import sys
 import threading
@@ -42,13 +46,15 @@ from coursetools.gradebook import backup_gradebook, gradebook_scores
 from coursetools.hidden import hidden_lines, quoted_lines
 from coursetools.layout import DOWNLOADED, STAGED_RELEASE, Course
 from coursetools.nbgrader_plugins import match_submission_name
-from coursetools.outcomes import MISSING, Outcome, already_graded, autograde_status, tampering_seen_by_tests
+from coursetools.outcomes import MISSING, UNCONFINED, Outcome, already_graded, autograde_status, tampering_seen_by_tests
 from coursetools.release import nbgrader_env, run_nbgrader
+from coursetools.sandbox import check as check_sandbox
 from coursetools.scan import locked_cell_changes, suspicious_code
 from coursetools.sources import build_notebook
 from coursetools.state import UNMATCHED, load_state, update_state
 
 DEFAULT_NOTEBOOK_TIMEOUT = 180
+UNCONFINED_KERNEL_MANAGER = "jupyter_client.manager.AsyncKernelManager"  # nbclient's default: no box
 
 
 # --- collecting submissions ---------------------------------------------------------------------
@@ -108,11 +114,15 @@ def prepare(course: Course, assignment: str) -> nbformat.NotebookNode:
 
 def grade(course: Course, assignment: str, students: list[str] | None = None, *, force: bool = False,
           jobs: int = 2, cell_timeout: int | None = None, notebook_timeout: float = DEFAULT_NOTEBOOK_TIMEOUT,
-          progress: Callable[[str], object] = print) -> dict[str, Outcome]:
+          confine: bool = True, progress: Callable[[str], object] = print) -> dict[str, Outcome]:
     """Autograde ``students`` (default: every submission) and return each one's outcome.
 
-    Students already graded from the same submitted file are skipped unless ``force``.
+    Students already graded from the same submitted file are skipped unless ``force``. With
+    ``confine`` (the default) a :class:`~coursetools.sandbox.SandboxUnavailable` stops the run
+    before anyone is graded.
     """
+    if confine:
+        check_sandbox()
     release = prepare(course, assignment)
     everyone = course.students("submitted", assignment)
     unknown = sorted(set(students or []) - set(everyone))
@@ -126,26 +136,31 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
     backup = backup_gradebook(course)
     if backup:
         progress(f"gradebook backed up to {backup.relative_to(course.root)}")
+    if not confine:
+        progress(f"WARNING: grading UNCONFINED (--unsafe-no-sandbox): {UNCONFINED}")
     outcomes: dict[str, Outcome] = {}
     lock = threading.Lock()
+    scratch = tempfile.TemporaryDirectory(prefix="course-grading-")  # the boxes' scratch folders
 
     def one(student: str) -> None:
-        outcome = grade_student(course, assignment, student, release, cell_timeout, notebook_timeout)
+        outcome = grade_student(course, assignment, student, release, cell_timeout, notebook_timeout,
+                                confine=confine, scratch_root=Path(scratch.name))
         with lock:
             outcomes[student] = outcome
             update_state(course, assignment, {student: asdict(outcome)})
             progress(f"  {student}: {outcome.status} ({outcome.seconds:.1f} s)"
                      + (f": {'; '.join(outcome.details)}" if outcome.details else ""))
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    with scratch, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         list(pool.map(one, todo))
     return outcomes
 
 
 def grade_student(course: Course, assignment: str, student: str, release: nbformat.NotebookNode,
-                  cell_timeout: int | None = None,
-                  notebook_timeout: float = DEFAULT_NOTEBOOK_TIMEOUT) -> Outcome:
-    """Scan and autograde one student's notebook in its own nbgrader process."""
+                  cell_timeout: int | None = None, notebook_timeout: float = DEFAULT_NOTEBOOK_TIMEOUT, *,
+                  confine: bool = True, scratch_root: Path | None = None) -> Outcome:
+    """Scan and autograde one student's notebook in its own nbgrader process, its kernel in a box
+    (scratch folders under ``scratch_root``) unless not ``confine``."""
     start = time.monotonic()
     path = course.notebook("submitted", assignment, student)
     submission = _read_submission(path)
@@ -157,6 +172,10 @@ def grade_student(course: Course, assignment: str, student: str, release: nbform
     args = ["autograde", assignment, "--student", student, "--force"]
     if cell_timeout is not None:
         args.append(f"--ExecutePreprocessor.timeout={cell_timeout}")
+    if not confine:
+        args.append(f"--ExecutePreprocessor.kernel_manager_class={UNCONFINED_KERNEL_MANAGER}")
+    elif scratch_root is not None:
+        args.append(f"--ConfinedKernelManager.scratch_root={scratch_root}")
     returncode, log = _run_with_limit(args, course, notebook_timeout)
     if returncode == 1 and "database is locked" in log:  # two writers at once: try again, once
         returncode, log = _run_with_limit(args, course, notebook_timeout)
@@ -173,6 +192,8 @@ def grade_student(course: Course, assignment: str, student: str, release: nbform
         ungraded = [cell.grade_id for cell in graded_cells(release)
                     if cell.automatic and scores.get(cell.grade_id) is None]
     status, details = autograde_status(returncode, log, flags, ungraded, notebook_timeout)
+    if not confine:
+        details = [UNCONFINED, *details]
     return Outcome(status, details, round(time.monotonic() - start, 1), sha)
 
 
