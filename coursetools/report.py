@@ -16,7 +16,7 @@ from coursetools.cells import GradedCell
 from coursetools.exports import ClassTable, Row, class_table
 from coursetools.files import write_atomically
 from coursetools.layout import Course
-from coursetools.outcomes import OK, STATUSES
+from coursetools.outcomes import OK, STATUSES, UNCONFINED
 from coursetools.state import UNMATCHED, load_state
 
 BINS = 10
@@ -60,11 +60,14 @@ def render(assignment: str, rows: list[Row], cells: list[GradedCell], unmatched:
     percentages = [100 * row.total / max_total for row in graded] if max_total else []
     counts = Counter(row.status for row in rows)
     stats = exercise_stats(rows, cells)
-    problems = [row for row in rows if row.status != OK]
+    unconfined = [row.student for row in rows if UNCONFINED in row.details]
+    problems = [row for row in rows if row.status != OK or row.student in unconfined]
     out = [f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(assignment)}: class report</title>",
            "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}td,th{padding:.2em .6em;"
            "border-bottom:1px solid #ddd;text-align:left}</style></head><body>",
            f"<h1>{escape(assignment)}: class report</h1>",
+           f"<p><strong>{len(unconfined)} students were graded without a sandbox (--unsafe-no-sandbox)"
+           f"</strong>: {escape(UNCONFINED)}.</p>" if unconfined else "",
            f"<p>{len(rows)} students, {len(graded)} graded; mean "
            f"{sum(percentages) / len(percentages):.1f} % of {max_total:g} points.</p>" if percentages else
            f"<p>{len(rows)} students, none graded.</p>",
