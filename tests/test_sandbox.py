@@ -28,7 +28,7 @@ from coursetools import grading, sandbox
 from coursetools.cli import main
 from coursetools.outcomes import KERNEL_DIED, OK, UNCONFINED
 from coursetools.state import load_state
-from course_helpers import TINY_SOURCE, CourseCopy, answered, cells_of
+from course_helpers import TINY_SOURCE, CourseCopy, answered, cells_of, require_sandbox
 
 pytestmark = pytest.mark.slow
 SECRET = "grader-secret-5f1c"  # an environment variable of the grader's, which no kernel may see
@@ -150,16 +150,6 @@ for i in range(1000):
     time.sleep(0.05)
 '''
 ATTACKERS = {"attacker": FILE_ATTACKS, "bomber": BOMBS, "fork_bomber": FORK_BOMB, "disk_filler": FILL_SCRATCH}
-
-
-def require_sandbox() -> None:
-    """Skip without a working ``bwrap``; fail instead where ``COURSE_REQUIRE_SANDBOX=1``."""
-    try:
-        sandbox.check()
-    except sandbox.SandboxUnavailable as error:
-        if os.environ.get("COURSE_REQUIRE_SANDBOX") == "1":
-            pytest.fail(f"COURSE_REQUIRE_SANDBOX=1 but no sandbox: {error}")
-        pytest.skip(f"no sandbox on this machine: {error}")
 
 
 def with_attack(notebook, code: str):
@@ -311,7 +301,7 @@ def test_unconfined_grading_is_marked_for_every_student(tmp_path):
     release = grading.prepare(copy_.course, "tiny")
     copy_.submit("jdoe", answered(release, nbformat.read(copy_.source, as_version=4)))
     root = ["--root", str(copy_.root)]
-    assert main(root + ["grade", "tiny", "--unsafe-no-sandbox"]) == 0
+    assert main(root + ["grade", "tiny", "--unsafe-no-sandbox"]) == 0  # a correct notebook: harmless
     assert main(root + ["report", "tiny"]) == 0
     assert load_state(copy_.course, "tiny")["jdoe"]["details"][0] == UNCONFINED
     csv_text = (copy_.course.exports() / "tiny_grades.csv").read_text(encoding="utf-8")
