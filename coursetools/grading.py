@@ -59,7 +59,8 @@ DEFAULT_NOTEBOOK_TIMEOUT = 180
 # nbgrader once (importing it took 2.4 of the ~5 CPU seconds a student cost when each run was a
 # fresh `python -m nbgrader`).
 _FORKSERVER = multiprocessing.get_context("forkserver")
-_FORKSERVER.set_forkserver_preload(["nbgrader.apps.nbgraderapp", "coursetools.nbgrader_plugins", "coursetools.grading"])
+_FORKSERVER.set_forkserver_preload(["nbgrader.apps.nbgraderapp", "coursetools.nbgrader_plugins", "coursetools.sandbox",
+                                     "coursetools.grading"])
 UNCONFINED_KERNEL_MANAGER = "jupyter_client.manager.AsyncKernelManager"  # nbclient's default: no box
 
 

@@ -117,13 +117,18 @@ def box_environment() -> dict[str, str]:
             "MALLOC_ARENA_MAX": "2"}  # glibc reserves 64 MiB of address space per thread otherwise
 
 
+def check_binary() -> None:
+    """Raise :class:`SandboxUnavailable` when ``bwrap`` is not on PATH (the cheap part of :func:`check`)."""
+    if shutil.which(BWRAP) is None:
+        raise SandboxUnavailable(f"`{BWRAP}` was not found on PATH: {INSTALL_HINT}")
+
+
 def check(limits: Limits = Limits()) -> None:
     """Raise :class:`SandboxUnavailable` (saying how to fix it) unless a box runs Python here."""
     if sys.platform != "linux":
         raise SandboxUnavailable(f"grading needs Linux to confine student code (this is {sys.platform}): "
                                  f"{INSTALL_HINT}")
-    if shutil.which(BWRAP) is None:
-        raise SandboxUnavailable(f"`{BWRAP}` was not found on PATH: {INSTALL_HINT}")
+    check_binary()
     with tempfile.TemporaryDirectory(prefix="course-box-") as folder:
         command = box_command([sys.executable, "-c", "print('boxed')"], Path(folder), Path(folder), limits)
         result = subprocess.run(command, capture_output=True, text=True, timeout=60, env=box_environment())
@@ -162,8 +167,8 @@ class ConfinedKernelManager(AsyncKernelManager):
         self.transport = "ipc"
         self.ip = str(self.scratch / "kernel")
         self.connection_file = str(self.scratch / "kernel.json")
+        self._workdir = self.scratch / "work"  # the kernel's working directory
         self._stop_watch = threading.Event()
-        self.overflowed = False
 
     @property
     def limits(self) -> Limits:
@@ -172,13 +177,11 @@ class ConfinedKernelManager(AsyncKernelManager):
     async def _async_pre_start_kernel(self, **kw):
         check_binary()
         self.kernel_spec.interrupt_mode = "message"
-        workdir = self.scratch / "work"
-        source = kw.get("cwd")
+        source = kw.get("cwd")  # the student's folder, where nbclient would start the kernel
         if source and Path(source).is_dir():
-            shutil.copytree(source, workdir, symlinks=True)
+            shutil.copytree(source, self._workdir, symlinks=True)
         else:
-            workdir.mkdir()
-        self._workdir = workdir
+            self._workdir.mkdir()
         return await super()._async_pre_start_kernel(**kw)
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
@@ -221,9 +224,3 @@ def _descendants(pid: int) -> int:
         return len(psutil.Process(pid).children(recursive=True))
     except psutil.Error:
         return 0
-
-
-def check_binary() -> None:
-    """Raise :class:`SandboxUnavailable` when ``bwrap`` is not on PATH (the cheap part of :func:`check`)."""
-    if shutil.which(BWRAP) is None:
-        raise SandboxUnavailable(f"`{BWRAP}` was not found on PATH: {INSTALL_HINT}")
