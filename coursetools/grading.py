@@ -61,6 +61,9 @@ DEFAULT_NOTEBOOK_TIMEOUT = 180
 _FORKSERVER = multiprocessing.get_context("forkserver")
 _FORKSERVER.set_forkserver_preload(["nbgrader.apps.nbgraderapp", "coursetools.nbgrader_plugins", "coursetools.sandbox",
                                      "coursetools.grading"])
+# One scan at a time: CPython 3.11's ast.parse is not thread-safe ("SystemError: AST constructor
+# recursion depth mismatch" when two students were scanned at once).
+_SCAN_LOCK = threading.Lock()
 UNCONFINED_KERNEL_MANAGER = "jupyter_client.manager.AsyncKernelManager"  # nbclient's default: no box
 
 
@@ -175,7 +178,8 @@ def grade_student(course: Course, assignment: str, student: str, release: nbform
         _remove_autograded(course, assignment, student)
         return Outcome(MISSING, [submission], 0.0)
     sha = _sha(path)
-    flags = locked_cell_changes(release, submission) + suspicious_code(release, submission)
+    with _SCAN_LOCK:
+        flags = locked_cell_changes(release, submission) + suspicious_code(release, submission)
     args = ["autograde", assignment, "--student", student, "--force"]
     if cell_timeout is not None:
         args.append(f"--ExecutePreprocessor.timeout={cell_timeout}")
