@@ -89,8 +89,8 @@ def _read_only_roots() -> list[Path]:
 def box_command(command: list[str], scratch: Path, workdir: Path, limits: Limits) -> list[str]:
     """``command`` (its first item a Python interpreter of this environment) run in a box whose
     only writable places are ``scratch`` (seen at the same path inside) and the box's own tmpfs."""
-    args = [shutil.which(BWRAP) or BWRAP, "--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534", "--disable-userns",
-            "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev",
+    args = [shutil.which(BWRAP) or BWRAP, "--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534",
+            "--disable-userns", "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev",
             "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
             "--size", str(limits.tmp_bytes), "--tmpfs", "/dev/shm"]
     for root in _read_only_roots():
