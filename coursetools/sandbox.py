@@ -13,7 +13,8 @@ nbclient's ``kernel_manager_class`` in ``nbgrader_config.py``) starts every kern
   :attr:`Limits.tmp_bytes` each; a minimal ``/dev``; its own ``/proc``;
 * nothing else: no ``solutions/``, ``grading/``, other students, ``.git``, home folders,
   no environment variable of the grader's (``bwrap`` itself starts with :func:`box_environment`),
-  no network (its own empty network namespace), no other process (its own PID namespace; it dies with the grader: ``--die-with-parent``).
+  no network (its own empty network namespace), no other process (its own PID namespace; it
+  dies with the grader: ``--die-with-parent``).
 
 Inside the box the kernel is an unprivileged user with no capabilities, under the
 :class:`Limits` (address space, processes and threads, size of any file it writes, bytes in its
