@@ -7,8 +7,8 @@ A thin layer over nbgrader's own commands that keeps every number honest
   folders, or runs ``nbgrader zip_collect`` on an LMS download; names it cannot match are reported;
 * **grade** backs up the gradebook, scans each submission against the release
   (:mod:`coursetools.scan`), then runs ``nbgrader autograde`` once per student in its own process
-  (two at a time by default) under a per-notebook time limit: a student whose kernel dies or who
-  loops forever is recorded as such (:mod:`coursetools.outcomes`) and the others are kept. Every
+  (forked from a server that imported nbgrader once; two at a time by default) under a
+  per-notebook time limit: a student whose kernel dies or who loops forever is recorded as such (:mod:`coursetools.outcomes`) and the others are kept. Every
   outcome is written to the state file as soon as it is known (:mod:`coursetools.state`), so an
   interrupted run resumes where it stopped; ``force`` grades again. Every kernel runs in a
   bubblewrap box (:mod:`coursetools.sandbox`): grading checks that a box can be made before the
