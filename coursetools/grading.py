@@ -10,10 +10,11 @@ A thin layer over nbgrader's own commands that keeps every number honest
   (forked from a server that imported nbgrader once; two at a time by default) under a
   per-notebook time limit: a student whose kernel dies or who loops forever is recorded as
   such (:mod:`coursetools.outcomes`) and the others are kept. Every outcome is written to the
-  state file as soon as it is known (:mod:`coursetools.state`), so an interrupted run resumes where it stopped; ``force`` grades again. Every kernel runs in a
-  bubblewrap box (:mod:`coursetools.sandbox`): grading checks that a box can be made before the
-  first student and stops if not, unless ``confine=False`` (``--unsafe-no-sandbox``), which is
-  written into every graded student's details;
+  state file as soon as it is known (:mod:`coursetools.state`), so an interrupted run resumes
+  where it stopped; ``force`` grades again. Every kernel runs in a bubblewrap box
+  (:mod:`coursetools.sandbox`): grading checks that a box can be made before the first student
+  and stops if not, unless ``confine=False`` (``--unsafe-no-sandbox``), which is written into
+  every graded student's details;
 * **feedback** runs ``nbgrader generate_feedback`` (hidden tests removed by the course's
   preprocessor) and then withholds any feedback file that still quotes a hidden line
   (:mod:`coursetools.hidden`).
