@@ -41,6 +41,12 @@ c.ExecutePreprocessor.kernel_name = "python3"
 # most this many seconds per remaining cell (see coursetools.grading for the notebook cap).
 c.ExecutePreprocessor.timeout = 30
 c.ExecutePreprocessor.interrupt_on_timeout = True
+# Every student's kernel runs in a bubblewrap box of its own: it sees the Python environment and
+# the course's packages read-only, a scratch copy of its own folder, no other file of the course,
+# no network, no other process, under limits of memory, processes and bytes written
+# (coursetools/sandbox.py says what and why). Without bwrap no kernel starts; `course grade
+# --unsafe-no-sandbox` swaps in jupyter_client's unconfined AsyncKernelManager.
+c.ExecutePreprocessor.kernel_manager_class = "coursetools.sandbox.ConfinedKernelManager"
 # Anything on stderr (torch's UserWarnings, a student's print to stderr) would zero a test
 # cell. Errors are what fail a test, so stderr streams are dropped before grades are taken.
 c.IgnorePattern.enabled = True

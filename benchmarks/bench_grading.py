@@ -1,11 +1,12 @@
 """Time to grade a class: N copies of a chapter's notebook, graded end to end by ``course``.
 
-    python benchmarks/bench_grading.py [--assignment ch01_tokens] [--students 30] [--jobs 2]
+    python benchmarks/bench_grading.py [--assignment ch01_tokens] [--students 30] [--jobs 2] [--unsafe-no-sandbox]
 
 A third of the class submits the solution, a third the untouched release, a third a notebook
 whose first answer loops forever (each costs one cell timeout); one more student's notebook
 ignores SIGINT and loops (the hostile worst case: killed at the notebook timeout). Prints seconds
-per student-notebook, the class total and the worst case. Runs in a temporary course copy.
+per student-notebook, the class total and the worst case. Runs in a temporary course copy, each
+kernel in its sandbox (``coursetools.sandbox``) unless ``--unsafe-no-sandbox``, to compare.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--cell-timeout", type=int, default=30)
     parser.add_argument("--notebook-timeout", type=float, default=grading.DEFAULT_NOTEBOOK_TIMEOUT)
+    parser.add_argument("--unsafe-no-sandbox", action="store_true", help="kernels unconfined, to compare")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         copy_ = CourseCopy.create(Path(folder), args.assignment)
@@ -44,8 +46,9 @@ def main() -> None:
         for i in range(args.students):
             copy_.submit(f"student{i:02d}", kinds[i % 3])
         start = time.monotonic()
+        confine = not args.unsafe_no_sandbox
         outcomes = grading.grade(course, args.assignment, jobs=args.jobs, cell_timeout=args.cell_timeout,
-                                 notebook_timeout=args.notebook_timeout, progress=lambda _: None)
+                                 notebook_timeout=args.notebook_timeout, confine=confine, progress=lambda _: None)
         total = time.monotonic() - start
         hostile = copy.deepcopy(correct)
         hostile.cells.insert(1, nbformat.v4.new_code_cell(
@@ -53,12 +56,14 @@ def main() -> None:
         copy_.submit("hostile", hostile)
         start = time.monotonic()
         worst = grading.grade(course, args.assignment, ["hostile"], cell_timeout=args.cell_timeout,
-                              notebook_timeout=args.notebook_timeout, progress=lambda _: None)["hostile"]
+                              notebook_timeout=args.notebook_timeout, confine=confine,
+                              progress=lambda _: None)["hostile"]
         worst_seconds = time.monotonic() - start
     per_kind = {}
     for i, outcome in enumerate(outcomes[f"student{i:02d}"] for i in range(args.students)):
         per_kind.setdefault(["correct", "stub", "infinite loop"][i % 3], []).append(outcome.seconds)
-    print(f"{args.students} students, {args.jobs} jobs: {total:.0f} s in all, "
+    print(f"{args.students} students, {args.jobs} jobs, {'UNCONFINED' if args.unsafe_no_sandbox else 'sandboxed'}: "
+          f"{total:.0f} s in all, "
           f"{total / args.students:.1f} s per student-notebook")
     for kind, seconds in per_kind.items():
         print(f"  {kind}: {sum(seconds) / len(seconds):.1f} s each (one process)")

@@ -23,6 +23,7 @@ from coursetools.layout import CONFIG_FILE, Course
 from coursetools.outcomes import OK
 from coursetools.release import check_assignment
 from coursetools.report import write_report
+from coursetools.sandbox import SandboxUnavailable
 from coursetools.state import DUE, update_state
 
 
@@ -40,8 +41,15 @@ def _grade(course: Course, args: argparse.Namespace) -> int:
                 print(f"  LEFT OUT for {student}: {why}")
         for name in choice.unmatched:
             print(f"  NOT COLLECTED (name matches no student): {name}")
-    outcomes = grading.grade(course, args.assignment, args.student or None, force=args.force, jobs=args.jobs,
-                             cell_timeout=args.cell_timeout, notebook_timeout=args.notebook_timeout)
+    try:
+        outcomes = grading.grade(course, args.assignment, args.student or None, force=args.force, jobs=args.jobs,
+                                 cell_timeout=args.cell_timeout, notebook_timeout=args.notebook_timeout,
+                                 confine=not args.unsafe_no_sandbox)
+    except SandboxUnavailable as error:
+        print(f"NOT GRADED: student code runs only in a sandbox, and {error}.\n"
+              "To grade without one anyway (every student's code can then read the solutions and change "
+              "grades): --unsafe-no-sandbox (make grade ... ARGS=--unsafe-no-sandbox)", file=sys.stderr)
+        return 2
     problems = {s: o.status for s, o in outcomes.items() if o.status != OK}
     flag_submissions(course, args.assignment, list(problems))
     print(f"graded {len(outcomes)}; not ok (flagged in formgrader): {problems or 'none'}")
@@ -126,6 +134,9 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--cell-timeout", type=int, help="seconds per cell (default: nbgrader_config.py, 30)")
     grade.add_argument("--notebook-timeout", type=float, default=grading.DEFAULT_NOTEBOOK_TIMEOUT,
                        help="seconds per student notebook before it is killed and marked 'timed out'")
+    grade.add_argument("--unsafe-no-sandbox", action="store_true",
+                       help="grade without bubblewrap: student code can read and change everything "
+                            "(marked in the report and the CSV)")
     grade.set_defaults(run=_grade)
     feedback = steps.add_parser("feedback", help="feedback HTML without hidden tests (refused while hand "
                                                  "grading is pending)")

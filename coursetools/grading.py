@@ -5,11 +5,14 @@ A thin layer over nbgrader's own commands that keeps every number honest
 
 * **grade** backs up the gradebook, scans each submission against the release
   (:mod:`coursetools.scan`), then runs ``nbgrader autograde`` once per student in its own process
-  (two at a time by default) under a per-notebook time limit: a student whose kernel dies or who
-  loops forever is recorded as such (:mod:`coursetools.outcomes`) and the others are kept. Every
-  outcome is written to the state file as soon as it is known (:mod:`coursetools.state`), so an
-  interrupted run resumes where it stopped; a student graded with tests that have changed since
-  is graded again; ``force`` grades again;
+  (forked from a server that imported nbgrader once; two at a time by default) under a
+  per-notebook time limit: a student whose kernel dies or who loops forever is recorded as
+  such (:mod:`coursetools.outcomes`) and the others are kept. Every outcome is written to the
+  state file as soon as it is known (:mod:`coursetools.state`), so an interrupted run resumes
+  where it stopped; a student graded with tests that have changed since is graded again;
+  ``force`` grades again. Every kernel runs in a bubblewrap box (:mod:`coursetools.sandbox`):
+  grading checks that a box can be made before the first student and stops if not, unless
+  ``confine=False`` (``--unsafe-no-sandbox``), which is written into every graded student's details;
 * **feedback** runs ``nbgrader generate_feedback`` (hidden tests removed by the course's
   preprocessor) and then withholds any feedback file that still quotes a hidden line
   (:mod:`coursetools.hidden`).
@@ -23,8 +26,10 @@ Worst case per student: the ``notebook_timeout`` (default 180 s), plus a few sec
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
+import os
 import shutil
-import subprocess
+import tempfile
 import sys
 import threading
 import time
@@ -40,14 +45,26 @@ from coursetools.cells import graded_cells
 from coursetools.gradebook import backup_gradebook, gradebook_scores
 from coursetools.hidden import hidden_lines, quoted_lines
 from coursetools.layout import STAGED_RELEASE, Course
-from coursetools.outcomes import (MISSING, Outcome, already_graded, autograde_status, cells_stopped_at_limit,
-                                  explained_log, grading_fingerprint, tampering_seen_by_tests)
+from coursetools.outcomes import (MISSING, UNCONFINED, Outcome, already_graded, autograde_status,
+                                  cells_stopped_at_limit, explained_log, grading_fingerprint,
+                                  tampering_seen_by_tests)
 from coursetools.release import earlier_releases, nbgrader_env, run_nbgrader
+from coursetools.sandbox import check as check_sandbox
 from coursetools.scan import locked_cell_changes, suspicious_code
 from coursetools.sources import build_notebook
 from coursetools.state import load_state, update_state
 
 DEFAULT_NOTEBOOK_TIMEOUT = 180
+# Each student's nbgrader runs in a process of its own, forked from a server that has imported
+# nbgrader once (importing it took 2.4 of the ~5 CPU seconds a student cost when each run was a
+# fresh `python -m nbgrader`).
+_FORKSERVER = multiprocessing.get_context("forkserver")
+_FORKSERVER.set_forkserver_preload(["nbgrader.apps.nbgraderapp", "coursetools.nbgrader_plugins", "coursetools.sandbox",
+                                     "coursetools.grading"])
+# One scan at a time: CPython 3.11's ast.parse is not thread-safe ("SystemError: AST constructor
+# recursion depth mismatch" when two students were scanned at once).
+_SCAN_LOCK = threading.Lock()
+UNCONFINED_KERNEL_MANAGER = "jupyter_client.manager.AsyncKernelManager"  # nbclient's default: no box
 
 
 # --- grading ------------------------------------------------------------------------------------
@@ -64,11 +81,15 @@ def prepare(course: Course, assignment: str) -> nbformat.NotebookNode:
 
 def grade(course: Course, assignment: str, students: list[str] | None = None, *, force: bool = False,
           jobs: int = 2, cell_timeout: int | None = None, notebook_timeout: float = DEFAULT_NOTEBOOK_TIMEOUT,
-          progress: Callable[[str], object] = print) -> dict[str, Outcome]:
+          confine: bool = True, progress: Callable[[str], object] = print) -> dict[str, Outcome]:
     """Autograde ``students`` (default: every submission) and return each one's outcome.
 
-    Students already graded from the same submitted file are skipped unless ``force``.
+    Students already graded from the same submitted file are skipped unless ``force``. With
+    ``confine`` (the default) a :class:`~coursetools.sandbox.SandboxUnavailable` stops the run
+    before anyone is graded.
     """
+    if confine:
+        check_sandbox()
     release = prepare(course, assignment)
     everyone = course.students("submitted", assignment)
     unknown = sorted(set(students or []) - set(everyone))
@@ -87,11 +108,15 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
     if backup:
         progress(f"gradebook backed up to {backup.relative_to(course.root)}")
     releases = [release, *earlier_releases(course.notebook("release", assignment))]
+    if not confine:
+        progress(f"WARNING: grading UNCONFINED (--unsafe-no-sandbox): {UNCONFINED}")
     outcomes: dict[str, Outcome] = {}
     lock = threading.Lock()
+    scratch = tempfile.TemporaryDirectory(prefix="course-grading-")  # the boxes' scratch folders
 
     def one(student: str) -> None:
-        outcome = grade_student(course, assignment, student, releases, cell_timeout, notebook_timeout)
+        outcome = grade_student(course, assignment, student, releases, cell_timeout, notebook_timeout,
+                                confine=confine, scratch_root=Path(scratch.name))
         outcome.tests_sha = tests_sha
         with lock:
             outcomes[student] = outcome
@@ -99,15 +124,16 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
             progress(f"  {student}: {outcome.status} ({outcome.seconds:.1f} s)"
                      + (f": {'; '.join(outcome.details)}" if outcome.details else ""))
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    with scratch, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         list(pool.map(one, todo))
     return outcomes
 
 
 def grade_student(course: Course, assignment: str, student: str, releases: list[nbformat.NotebookNode],
-                  cell_timeout: int | None = None,
-                  notebook_timeout: float = DEFAULT_NOTEBOOK_TIMEOUT) -> Outcome:
-    """Scan and autograde one student's notebook in its own nbgrader process.
+                  cell_timeout: int | None = None, notebook_timeout: float = DEFAULT_NOTEBOOK_TIMEOUT, *,
+                  confine: bool = True, scratch_root: Path | None = None) -> Outcome:
+    """Scan and autograde one student's notebook in its own nbgrader process, its kernel in a box
+    (scratch folders under ``scratch_root``) unless not ``confine``.
 
     ``releases``: the release graded against first, then earlier releases students may have had
     (a locked cell as one of them released it is not an edit)."""
@@ -119,11 +145,16 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
         _remove_autograded(course, assignment, student)
         return Outcome(MISSING, [submission], 0.0)
     sha = _sha(path)
-    changes = locked_cell_changes(release, submission, releases[1:])
-    flags = changes + suspicious_code(release, submission)
+    with _SCAN_LOCK:
+        changes = locked_cell_changes(release, submission, releases[1:])
+        flags = changes + suspicious_code(release, submission)
     args = ["autograde", assignment, "--student", student, "--force"]
     if cell_timeout is not None:
         args.append(f"--ExecutePreprocessor.timeout={cell_timeout}")
+    if not confine:
+        args.append(f"--ExecutePreprocessor.kernel_manager_class={UNCONFINED_KERNEL_MANAGER}")
+    elif scratch_root is not None:
+        args.append(f"--ConfinedKernelManager.scratch_root={scratch_root}")
     returncode, log = _run_with_limit(args, course, notebook_timeout)
     if returncode == 1 and "database is locked" in log:  # two writers at once: try again, once
         returncode, log = _run_with_limit(args, course, notebook_timeout)
@@ -143,6 +174,8 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
         ungraded = [cell.grade_id for cell in graded_cells(release)
                     if cell.automatic and scores.get(cell.grade_id) is None]
     status, details = autograde_status(returncode, log, flags, ungraded, notebook_timeout, stopped)
+    if not confine:
+        details = [UNCONFINED, *details]
     return Outcome(status, details, round(time.monotonic() - start, 1), sha)
 
 
@@ -159,17 +192,35 @@ def _read_submission(path: Path) -> nbformat.NotebookNode | str:
 
 
 def _run_with_limit(args: list[str], course: Course, limit: float) -> tuple[int | None, str]:
-    """Run ``nbgrader <args>``; kill it and its kernel after ``limit`` s (returncode None)."""
-    process = subprocess.Popen([sys.executable, "-m", "nbgrader", *args], cwd=course.root, env=nbgrader_env(),
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               start_new_session=True)
+    """Run ``nbgrader <args>`` in a process of its own; kill it and its kernel after ``limit`` s
+    (returncode None). Returns the exit code and what nbgrader printed."""
+    handle, log = tempfile.mkstemp(prefix="nbgrader-", suffix=".log")
+    os.close(handle)
     try:
-        output, _ = process.communicate(timeout=limit)
-        return process.returncode, output
-    except subprocess.TimeoutExpired:
-        _kill_tree(process.pid)
-        output, _ = process.communicate()
-        return None, output
+        process = _FORKSERVER.Process(target=_nbgrader_main, args=(args, str(course.root), log))
+        process.start()
+        process.join(limit)
+        timed_out = process.exitcode is None
+        if timed_out:
+            _kill_tree(process.pid)
+            process.join()
+        return None if timed_out else process.exitcode, Path(log).read_text(encoding="utf-8", errors="replace")
+    finally:
+        os.unlink(log)
+
+
+def _nbgrader_main(args: list[str], root: str, log: str) -> None:
+    """``nbgrader <args>`` run in ``root``, printing into the file ``log`` (a forked process's target)."""
+    from nbgrader.apps.nbgraderapp import NbGraderApp  # preloaded by the fork server
+
+    os.setsid()
+    os.chdir(root)
+    os.environ.update(nbgrader_env())
+    with open(log, "w", encoding="utf-8") as output:
+        for stream in (1, 2):
+            os.dup2(output.fileno(), stream)
+    sys.argv = ["nbgrader", *args]
+    NbGraderApp.launch_instance(argv=args)
 
 
 def _kill_tree(pid: int) -> None:

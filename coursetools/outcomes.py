@@ -35,6 +35,8 @@ TAMPERED = "tampered"
 MISSING = "missing notebook"
 MANUAL = "needs manual grade"
 CELL_TIMED_OUT = "cell timed out"
+# Written first in the details of every student graded with ``--unsafe-no-sandbox``.
+UNCONFINED = "graded unconfined: the notebook could read and change the course and the machine"
 STATUSES = (OK, KERNEL_DIED, TIMED_OUT, CELL_TIMED_OUT, TAMPERED, MISSING, MANUAL)
 GRADED = (OK, TAMPERED, MANUAL, CELL_TIMED_OUT)  # the statuses whose autograded notebook holds scores
 KERNEL_DIED_LOG = re.compile("DeadKernelError|Kernel died")  # how nbgrader's log says so

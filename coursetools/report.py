@@ -19,7 +19,7 @@ from coursetools.cells import GradedCell
 from coursetools.exports import NO_SUBMISSION, ClassTable, Row, class_table
 from coursetools.files import write_atomically
 from coursetools.layout import Course
-from coursetools.outcomes import OK, STATUSES
+from coursetools.outcomes import OK, STATUSES, UNCONFINED
 from coursetools.state import LEFT_OUT, UNMATCHED, load_state
 
 BINS = 10
@@ -112,6 +112,11 @@ def render(assignment: str, rows: list[Row], cells: list[GradedCell], unmatched:
            "border-bottom:1px solid #ddd;text-align:left}.warning{background:#fff3cd;border:1px solid #e0b000;"
            "padding:.6em 1em}</style></head><body>",
            f"<h1>{escape(assignment)}: class report</h1>"]
+    unconfined = [row.student for row in rows if UNCONFINED in row.details]
+    if unconfined:
+        out.append(f"<p class='warning' id='unconfined'><strong>{len(unconfined)} students were graded without a "
+                   f"sandbox (--unsafe-no-sandbox)</strong> ({escape(', '.join(unconfined))}): "
+                   f"{escape(UNCONFINED)}.</p>")
     if pending:
         answers = sum(len(row.to_grade_by_hand) for row in pending)
         out.append(f"<p class='warning' id='hand-grading'><strong>Hand grading pending: {answers} answers of "
@@ -148,7 +153,7 @@ def render(assignment: str, rows: list[Row], cells: list[GradedCell], unmatched:
 
 def reasons_to_look(row: Row) -> list[str]:
     """Why an instructor should look at a student's row (empty: nothing to look at)."""
-    return ([] if row.status == OK else row.details or [row.status]) + \
+    return ([] if row.status == OK and UNCONFINED not in row.details else row.details or [row.status]) + \
         ([row.late] if row.late else []) + \
         ([f"to grade by hand: {', '.join(row.to_grade_by_hand)}"] if row.to_grade_by_hand else [])
 

@@ -13,8 +13,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 
 # The slow modules, longest first (seconds each on 2 idle cores: the student edition's venv and
-# notebooks ~260, the hostile submissions ~140, one assignment's round trip ~55, the rest < 60).
-SLOWEST_FIRST = ["test_student_edition", "test_hostile_submissions", "test_class_end_to_end", "test_notebooks",
+# notebooks ~260, the hostile submissions ~140, one assignment's round trip ~55, the rest < 60;
+# the sandbox's hostile class took 180 on a heavily loaded machine).
+SLOWEST_FIRST = ["test_student_edition", "test_hostile_submissions", "test_class_end_to_end", "test_sandbox",
+                 "test_notebooks",
                  "test_grading_config", "test_browser", "test_book", "test_grading_pipeline"]
 # Modules whose module-scoped fixture is parametrized by assignment: each assignment is a unit of
 # its own in a parallel run, so that eleven round trips do not queue on one worker.

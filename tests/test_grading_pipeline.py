@@ -18,7 +18,7 @@ from coursetools.collect import collect_folder
 from coursetools.cli import main
 from coursetools.layout import Course
 from coursetools.state import UNMATCHED, load_state
-from course_helpers import TINY_SOURCE, CourseCopy
+from course_helpers import TINY_SOURCE, CourseCopy, require_sandbox
 
 pytestmark = pytest.mark.slow
 
@@ -31,6 +31,7 @@ def course(tmp_path_factory) -> Course:
 
 
 def test_zip_collect_places_lms_names_and_reports_the_rest(course, tmp_path, capsys):
+    require_sandbox()
     release = nbformat.writes(nbformat.read(course.staged_release("tiny"), as_version=4))
     archive = tmp_path / "lms.zip"
     with zipfile.ZipFile(archive, "w") as handle:

@@ -20,7 +20,7 @@ from coursetools.hidden import HIDDEN_MARKERS, hidden_lines
 from coursetools.outcomes import CELL_TIMED_OUT, KERNEL_DIED, MISSING, OK, TAMPERED, TIMED_OUT
 from coursetools.release import assignments
 from coursetools.state import load_state
-from course_helpers import CourseCopy, answered, autograded_test_ids, cells_of, leaked_lines
+from course_helpers import CourseCopy, answered, autograded_test_ids, cells_of, leaked_lines, require_sandbox
 
 pytestmark = pytest.mark.slow
 # Generous for a loaded 2-core machine: importing torch in a kernel has taken 10 s there.
@@ -111,6 +111,7 @@ def submissions(solution, release, assignment: str) -> dict:
 @pytest.fixture(scope="module", params=ASSIGNMENTS)
 def graded(request, tmp_path_factory):
     """Every submission graded in one run; returns (course copy, outcomes, seconds, exit codes)."""
+    require_sandbox()
     assignment = request.param
     copy_ = CourseCopy.create(tmp_path_factory.mktemp(assignment), assignment)
     course = copy_.course
