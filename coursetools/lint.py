@@ -9,17 +9,34 @@ prints one line per problem and exits 1 when there is any. Rules, for every sour
   line is the instructor notes (``# Instructor notes: ...``: the mistakes the block catches);
 * every hand-graded answer has points;
 * the points table in the ``grading`` cell adds up: its rows sum to its total, which equals the
-  sum of the graded cells' points; each ``## Exercise N: ... (k points)`` heading gives the
-  points of the graded cell that follows it;
-* the ``grading`` cell includes the shared text on how grading works.
+  sum of the graded cells' points; each ``## Exercise N: ... (k points)`` heading gives the sum
+  of the points of the graded cells up to the next heading that announces points, so that an
+  exercise with parts has one graded test cell per part (partial credit: one bug costs its part);
+* the ``grading`` cell includes the shared text on how grading works;
+* every dotted name ``transformer_lib.<module>[.<name>...]`` the source writes, and every name a
+  code cell imports from ``transformer_lib``, exists (it is imported to be sure);
+* every name the text writes in backticks (`` `name` `` or `` `name()` ``) is one a student can
+  find: a Python builtin, a name of ``torch``, ``torch.nn``, ``torch.nn.functional`` or ``Tensor``,
+  a name the library's code uses, or a name in the code of the chapter page or of the notebook
+  (a class renamed or removed from the library is caught where the text still names it);
+* every name the source declares absent, in a comment ``<!-- absent: name, other_name -->`` in a
+  markdown cell (what the text says neither the chapter page nor the library holds), is absent:
+  no module of ``transformer_lib`` defines it and no code cell of ``book/<id>.md`` defines it
+  (``def``, ``class`` or an assignment).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib
+import pkgutil
 import re
 import sys
+from functools import cache
 from pathlib import Path
+
+import jupytext
 
 from nbformat.notebooknode import NotebookNode
 
@@ -32,6 +49,10 @@ from coursetools.release import REPO_ROOT
 NOTES = "# Instructor notes:"
 _TABLE_ROW = re.compile(r"^\|\s*(?P<name>[^|]+?)\s*\|\s*(?P<points>[\d.*]+)\s*\|\s*$")
 _HEADING_POINTS = re.compile(r"^#+ .*\((?P<points>\d+(?:\.\d+)?) points?\b", re.MULTILINE)
+_LIBRARY_NAME = re.compile(r"\btransformer_lib(?:\.[A-Za-z_]\w*)+")
+_BACKTICKED = re.compile(r"`(?P<name>[A-Za-z_]\w*)(?:\(\))?`")
+_ABSENT = re.compile(r"<!--\s*absent:\s*(?P<names>[\w\s,.]+?)\s*-->")
+LIBRARY = "transformer_lib"
 
 
 def _markers(source: str, markers: tuple[str, str]) -> list[str]:
@@ -115,24 +136,152 @@ def _check_points(nb: NotebookNode, graded_points: float) -> list[str]:
     elif sum(rows) != total or total != graded_points:
         problems.append(f"points do not add up: the table's rows sum to {sum(rows):g}, its total says {total:g}, "
                         f"the graded cells carry {graded_points:g}")
-    for index, cell in enumerate(nb.cells):
-        match = _HEADING_POINTS.search(cell.source) \
-            if cell.cell_type == "markdown" and not nbgrader_meta(cell).get("grade") \
-            else None
-        if not match:
-            continue
-        graded = next((c for c in nb.cells[index + 1:] if nbgrader_meta(c).get("grade")), None)
-        if graded is None or float(nbgrader_meta(graded).get("points", 0)) != float(match["points"]):
-            found = None if graded is None else nbgrader_meta(graded).get("points")
+    headings = [(index, match) for index, cell in enumerate(nb.cells)
+                if cell.cell_type == "markdown" and not nbgrader_meta(cell).get("grade")
+                and (match := _HEADING_POINTS.search(cell.source))]
+    ends = [index for index, _ in headings[1:]] + [len(nb.cells)]
+    for (start, match), end in zip(headings, ends):
+        parts = [float(nbgrader_meta(c)["points"]) for c in nb.cells[start + 1:end]
+                 if nbgrader_meta(c).get("grade") and nbgrader_meta(c).get("points")]
+        if sum(parts) != float(match["points"]):
+            found = " + ".join(f"{p:g}" for p in parts) or "no graded cell"
             problems.append(f"the heading '{match.group(0).strip()}' announces {match['points']} points, "
-                            f"the graded cell after it carries {found}")
+                            f"the graded cells up to the next exercise carry {found}")
+    return problems
+
+
+def library_names(nb: NotebookNode) -> list[str]:
+    """Every ``transformer_lib`` name ``nb`` mentions: dotted names in any cell, and the names
+    code cells import from it (``from transformer_lib.x import a, b``)."""
+    names = []
+    for cell in nb.cells:
+        names += _LIBRARY_NAME.findall(cell.source)
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        names += [f"{node.module}.{alias.name}" for node in ast.walk(tree)
+                  if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == LIBRARY
+                  for alias in node.names]
+    return list(dict.fromkeys(names))
+
+
+def resolves(dotted: str) -> bool:
+    """Whether ``a.b.c`` names something: the longest importable module prefix, then attributes."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attribute in parts[cut:]:
+            if not hasattr(found, attribute):
+                return False
+            found = getattr(found, attribute)
+        return True
+    return False
+
+
+def _module_names() -> list[str]:
+    package = importlib.import_module(LIBRARY)
+    return [info.name for info in pkgutil.walk_packages(package.__path__, f"{LIBRARY}.")]
+
+
+@cache
+def _library_definitions() -> frozenset[str]:
+    """Every name defined at the top of a module of ``transformer_lib`` (and its modules' names)."""
+    names = set(vars(importlib.import_module(LIBRARY)))
+    for module in _module_names():
+        names.add(module.rsplit(".", 1)[-1])
+        names.update(vars(importlib.import_module(module)))
+    return frozenset(names)
+
+
+def _code_names(code: str, *, defined_only: bool = False) -> set[str]:
+    """The names a piece of Python defines (functions, classes, assigned names), or with
+    ``defined_only=False`` every name it uses (also arguments, attributes, keywords, imports, string keys).
+    IPython lines (``%``, ``!``) are skipped; code that does not parse gives nothing."""
+    try:
+        tree = ast.parse("\n".join(line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))))
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and (isinstance(node.ctx, ast.Store) or not defined_only):
+            names.add(node.id)
+        elif defined_only:
+            continue
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.keyword) and node.arg:
+            names.add(node.arg)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[-1])
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            names.add(node.value)  # a key: weights["wq"]
+    return names
+
+
+def _page_code(page: Path) -> list[str]:
+    """The code cells of a book page (none when there is no such page)."""
+    if not page.is_file():
+        return []
+    return [cell.source for cell in jupytext.read(page, fmt="md:myst").cells if cell.cell_type == "code"]
+
+
+@cache
+def _findable_names() -> frozenset[str]:
+    """Names a student can look up without the chapter: builtins, torch's, the library's code."""
+    import builtins
+
+    import torch
+
+    names = set(dir(builtins)) | set(dir(torch)) | set(dir(torch.nn)) | set(dir(torch.nn.functional))
+    names |= set(dir(torch.Tensor)) | _library_definitions() | {LIBRARY}
+    for module in _module_names():
+        path = importlib.import_module(module).__file__
+        names |= _code_names(Path(path).read_text(encoding="utf-8"))
+    return frozenset(names)
+
+
+def declared_absent(nb: NotebookNode) -> list[str]:
+    """The names a source declares that neither its chapter page nor the library holds."""
+    return [name.strip() for cell in nb.cells if cell.cell_type == "markdown"
+            for match in _ABSENT.finditer(cell.source) for name in match["names"].split(",") if name.strip()]
+
+
+def check_names(nb: NotebookNode, page: Path) -> list[str]:
+    """The library names ``nb`` mentions that do not exist, the backticked names of its text that
+    nothing defines, and the names it declares absent that the library or the chapter page
+    ``page`` defines."""
+    problems = [f"'{name}' does not exist (it is named in the source)" for name in library_names(nb)
+                if not resolves(name)]
+    page_code = _page_code(page)
+    own = set().union(*(_code_names(c.source) for c in nb.cells if c.cell_type == "code"))
+    known = _findable_names() | own | set().union(*map(_code_names, page_code))
+    written = {m["name"] for c in nb.cells if c.cell_type == "markdown" for m in _BACKTICKED.finditer(c.source)}
+    problems += [f"the text names `{name}`, which neither the library, torch, {page.name} nor the notebook's "
+                 "code defines" for name in sorted(written - known)]
+    on_page = set().union(*(_code_names(code, defined_only=True) for code in page_code))
+    for name in declared_absent(nb):
+        if name in _library_definitions():
+            problems.append(f"'{name}' is declared absent, but transformer_lib defines it")
+        if name in on_page:
+            problems.append(f"'{name}' is declared absent, but {page.name} defines it")
     return problems
 
 
 def lint(assignment: str, course_root: Path = REPO_ROOT) -> list[str]:
     """:func:`lint_notebook` of an assignment's text source, each problem prefixed by its id."""
     nb = sources.read_text_source(sources.text_source(course_root, assignment))
-    return [f"{assignment}: {problem}" for problem in lint_notebook(nb)]
+    problems = lint_notebook(nb) + check_names(nb, course_root / "book" / f"{assignment}.md")
+    return [f"{assignment}: {problem}" for problem in problems]
 
 
 def main(argv: list[str] | None = None) -> int:

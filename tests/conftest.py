@@ -18,7 +18,7 @@ SLOWEST_FIRST = ["test_student_edition", "test_hostile_submissions", "test_noteb
                  "test_grading_config", "test_browser", "test_book", "test_grading_pipeline"]
 # Modules whose module-scoped fixture is parametrized by assignment: each assignment is a unit of
 # its own in a parallel run, so that eleven round trips do not queue on one worker.
-SPLIT_BY_ASSIGNMENT = {"tests/test_notebooks.py"}
+SPLIT_BY_ASSIGNMENT = {"tests/test_notebooks.py", "tests/test_wrong_answers.py"}
 # Modules that must share a worker: test_book rebuilds the book that test_browser reads.
 SHARED_UNITS = {"tests/test_book.py": "built book", "tests/test_browser.py": "built book"}
 

@@ -36,7 +36,6 @@ nbgrader:
   locked: true
   schema_version: 3
   solution: false
-  task: false
 ---
 import warnings
 import torch
@@ -50,7 +49,6 @@ nbgrader:
   locked: false
   schema_version: 3
   solution: true
-  task: false
 ---
 def add(a, b):
     \"\"\"Return a + b.\"\"\"
@@ -68,7 +66,6 @@ nbgrader:
   points: 2
   schema_version: 3
   solution: false
-  task: false
 ---
 assert add(1, 1) == 2, "add(1, 1) should be 2"
 ### BEGIN HIDDEN TESTS
@@ -77,7 +74,7 @@ secret_operand = 40
 ### END HIDDEN TESTS
 ```
 
-+++ {{"nbgrader": {{"grade": true, "grade_id": "why", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}}}}
++++ {{"nbgrader": {{"grade": true, "grade_id": "why", "locked": false, "points": 1, "schema_version": 3, "solution": true}}}}
 
 Because addition is commutative.
 """
@@ -180,30 +177,43 @@ def answered(release: nbformat.NotebookNode, solution: nbformat.NotebookNode) ->
     return nb
 
 
-def exercises(nb: nbformat.NotebookNode) -> list[tuple[list[str], str]]:
-    """Each autograded exercise in order: (the grade_ids of its solution cells, its test cell's
-    grade_id); an exercise's solution cells are those since the previous test cell."""
-    found, pending = [], []
+def exercises(nb: nbformat.NotebookNode) -> list[tuple[list[str], list[str]]]:
+    """Each autograded exercise (or part) in order: (the grade_ids of its solution cells, the
+    grade_ids of the test cells that grade them). A part's solution cells are those since the
+    previous test cell; test cells in a row grade the same solution cells (partial credit: one
+    test cell per property)."""
+    found: list[tuple[list[str], list[str]]] = []
+    pending: list[str] = []
     for cell in nb.cells:
         meta = nbgrader_meta(cell)
         if cell.cell_type == "code" and meta.get("solution"):
             pending.append(meta["grade_id"])
-        elif cell in cells_of(nb, "test"):
-            found.append((pending, meta["grade_id"]))
-            pending = []
+        elif is_autograded_test(cell):
+            if pending or not found:
+                found.append((pending, []))
+                pending = []
+            found[-1][1].append(meta["grade_id"])
     return found
 
 
 COPY_SUBMISSIONS = REPO_ROOT / "tests" / "copy_submissions"
 
 
+def copy_submission_files(assignment: str) -> dict[str, list[Path]]:
+    """``tests/copy_submissions/<assignment>/<solution grade_id>[__<name>].py``, by answer cell:
+    what a lazy student pastes into that cell (a public function renamed, or a page line, a given
+    line and a library call put together); each must earn nothing for its exercise."""
+    found: dict[str, list[Path]] = {}
+    for path in sorted((COPY_SUBMISSIONS / assignment).glob("*.py")):
+        found.setdefault(path.stem.split("__")[0], []).append(path)
+    return found
+
+
 def copy_submission_cells(assignment: str) -> dict[str, str]:
-    """``tests/copy_submissions/<assignment>/<solution grade_id>.py``: for an answer cell, the
-    closest public code (a function printed on the chapter page or in ``transformer_lib``) pasted
-    and renamed as a student could; each must earn nothing for its exercise. Empty when the
+    """For each answer cell with copies, the first one (``<grade_id>.py`` sorts first): the copy
+    graded through nbgrader; :func:`copy_submission_files` gives them all. Empty when the
     assignment has no such folder."""
-    folder = COPY_SUBMISSIONS / assignment
-    return {path.stem: path.read_text(encoding="utf-8") for path in sorted(folder.glob("*.py"))}
+    return {cell: paths[0].read_text(encoding="utf-8") for cell, paths in copy_submission_files(assignment).items()}
 
 
 def with_cells(nb: nbformat.NotebookNode, sources_by_id: dict[str, str]) -> nbformat.NotebookNode:

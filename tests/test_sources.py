@@ -19,7 +19,7 @@ import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
 from coursetools import sources
-from coursetools.lint import lint, lint_notebook
+from coursetools.lint import check_names, lint, lint_notebook
 from coursetools.nbgrader_plugins import INCLUDE_RULES, IncludeGradingRules, grading_rules
 from coursetools.release import REPO_ROOT, assignments
 
@@ -83,11 +83,45 @@ def test_lint_catches_each_mistake(clean):
     assert any("BEGIN SOLUTION" in p for p in no_end), no_end
     more = _broken(clean, test, lambda c: c.metadata.nbgrader.update(points=points + 2))
     assert any("points do not add up" in p for p in more), more
-    assert any(f"announces {points} points, the graded cell after it carries {points + 2}" in p for p in more), more
+    assert any(f"announces {points} points, the graded cells up to the next exercise carry {points + 2:g}" in p
+               for p in more), more
     unlocked = _broken(clean, test, lambda c: c.metadata.nbgrader.update(locked=False))
     assert any("must be locked" in p for p in unlocked), unlocked
     no_rules = _broken(clean, "grading", lambda c: setattr(c, "source", c.source.replace(INCLUDE_RULES, "")))
     assert any("shared rules" in p for p in no_rules), no_rules
+
+
+def test_an_exercise_may_have_one_graded_cell_per_part(clean):
+    """Partial credit: a test cell split in two graded cells whose points add up to the heading's."""
+    _, test, points = _exercises(clean)[0]
+    nb = copy.deepcopy(clean)
+    index = next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == test)
+    part = copy.deepcopy(nb.cells[index])
+    part.metadata.nbgrader.update(grade_id=f"{test}_part", points=1)
+    nb.cells[index].metadata.nbgrader.update(points=points - 1)
+    nb.cells.insert(index + 1, part)
+    assert lint_notebook(nb) == []
+    part.metadata.nbgrader.update(points=2)
+    assert any(f"the graded cells up to the next exercise carry {points - 1:g} + 2" in p for p in lint_notebook(nb))
+
+
+def _with_text(nb, text: str) -> nbformat.NotebookNode:
+    nb = copy.deepcopy(nb)
+    nb.cells.append(nbformat.v4.new_markdown_cell(text))
+    return nb
+
+
+def test_lint_checks_the_names_the_text_gives(clean):
+    page = REPO_ROOT / "book" / "ch01_tokens.md"
+    assert check_names(clean, page) == []
+    assert check_names(_with_text(clean, "see `transformer_lib.tokens.pad_batch`"), page) == []
+    missing = check_names(_with_text(clean, "see `transformer_lib.tokens.no_such_function`"), page)
+    assert any("'transformer_lib.tokens.no_such_function' does not exist" in p for p in missing), missing
+    renamed = check_names(_with_text(clean, "the library's `BucketSampler` sorts"), page)
+    assert any("`BucketSampler`" in p for p in renamed), renamed
+    assert check_names(_with_text(clean, "neither holds it <!-- absent: pad_left_to_the_moon -->"), page) == []
+    held = check_names(_with_text(clean, "<!-- absent: pad_batch, lengths_to_mask -->"), page)
+    assert sum("declared absent, but transformer_lib defines it" in p for p in held) == 2, held
 
 
 @pytest.fixture()
