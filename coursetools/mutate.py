@@ -50,6 +50,9 @@ _NAME_SWAPS = {"min": "max", "max": "min", "sum": "mean", "mean": "sum", "argmin
                "unsqueeze": "squeeze", "ones": "zeros", "zeros": "ones", "ones_like": "zeros_like",
                "zeros_like": "ones_like", "exp": "log", "log": "exp", "sqrt": "rsqrt", "rsqrt": "sqrt"}
 
+# Calls whose first two arguments commute: swapping them is an equivalent mutant.
+_SYMMETRIC = {"transpose", "swapaxes", "swapdims", "maximum", "minimum", "add", "mul", "eq", "ne", "max", "min"}
+
 
 @dataclass(frozen=True)
 class Mutant:
@@ -101,10 +104,10 @@ def _changes(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> Iterator[tuple[s
         for k, keyword in enumerate(node.keywords):
             if keyword.arg is not None:
                 yield f"argument {keyword.arg}= dropped", lambda n, k=k: n.keywords.pop(k) and None
-        if len(node.args) >= 2:
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+        if len(node.args) >= 2 and name not in _SYMMETRIC:
             yield "first two arguments swapped", lambda n: n.args.__setitem__(slice(0, 2), n.args[1::-1])
             yield "last argument dropped", lambda n: n.args.pop() and None
-        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
         if name in _NAME_SWAPS:
             swap = _NAME_SWAPS[name]
             yield f"{name} -> {swap}", lambda n: (setattr(n.func, "attr", swap) if isinstance(n.func, ast.Attribute)
@@ -153,7 +156,7 @@ def _symbol(op: ast.AST) -> str:
 
 def mutants(source: str) -> list[Mutant]:
     """Every single-change mutant of the solution blocks of an answer cell's ``source``, each
-    labelled ``<the changed line, stripped> | <change>`` (stable when lines move). Error messages
+    labelled ``<the changed line, without its comment> | <change>`` (stable when lines move). Error messages
     (what a ``raise`` statement says) and annotations are left alone."""
     tree = ast.parse(source)
     lines = source.splitlines()
@@ -176,7 +179,7 @@ def mutants(source: str) -> list[Mutant]:
                 continue  # not Python: no student would hand it in
             if mutated == original:
                 continue
-            key = f"{lines[node.lineno - 1].strip()} | {label}"
+            key = f"{lines[node.lineno - 1].split('  #')[0].strip()} | {label}"
             while key in found:
                 key += "'"
             found[key] = Mutant(mutated, key)

@@ -1,4 +1,4 @@
-# Copied from book/ch01_tokens.md, section 1: merge_pair and learn_bpe, renamed; the word's split is the one learn_bpe ends with.
+# Copied from book/ch01_tokens.md, section 1.1: merge_pair and learn_bpe, renamed; the word's split is the one learn_bpe ends with.
 def bpe_encode(word: str, merges: list[tuple[str, str]]) -> tuple[str, ...]:
     """The symbols of word (characters plus "_") after applying merges in the order learned."""
     def merge_pair(symbols, pair):

@@ -1,4 +1,4 @@
-# Copied from transformer_lib/tokens.py, pad_batch and lengths_to_mask (the page's section 3), renamed; positions from the mask.
+# Copied from transformer_lib/tokens.py, pad_batch and lengths_to_mask (section 1.3 of the page), renamed; positions from the mask.
 def pad_left(sequences: list[list[int]], pad_id: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Pad B sequences on the left to (B, T); return ids, mask (True = real token) and positions."""
     if len(sequences) == 0:

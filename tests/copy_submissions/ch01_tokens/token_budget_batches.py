@@ -1,4 +1,4 @@
-# Copied from transformer_lib/data.py, BucketSampler._all_batches (sort by length, cut into batches), with the batch size that the budget allows for the longest sequence; padding_fraction from the page's section 3 ((~mask).sum() of mask.numel()).
+# Copied from transformer_lib/data.py, BucketBatchSampler._all_batches (sort by length, cut into batches), with the batch size that the budget allows for the longest sequence; padding_fraction from section 1.3 of the page ((~mask).sum() of mask.numel()).
 def token_budget_batches(lengths: list[int], max_tokens: int) -> list[list[int]]:
     """Indices sorted by length, cut greedily into batches whose padded size len(batch) x T is at most max_tokens."""
     if max(lengths) > max_tokens:

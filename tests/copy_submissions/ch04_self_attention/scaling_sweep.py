@@ -1,4 +1,4 @@
-# Copy of the chapter page's softmax_statistics and its sweep (section 4, the gradient at the scores), adapted to the exercise's signatures.
+# Copy of the chapter page's softmax_statistics and its sweep (section 4.4, autograd at the scores and queries), adapted to the exercise's signatures.
 SCALINGS = {"unscaled": lambda d_k: 1.0, "1/sqrt(d_k)": lambda d_k: d_k ** -0.5, "1/d_k": lambda d_k: 1 / d_k}
 
 
