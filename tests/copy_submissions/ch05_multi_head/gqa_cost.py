@@ -1,4 +1,4 @@
-# Copy of the chapter page's cost formulas (section 6, eq. eq-cost, and the page's counts for h heads), renamed: the multi-head layer's numbers, with the keys and values cached for every head.
+# Copy of the chapter page's cost formulas (section 5.6, eq. eq-cost, and the page's counts for h heads), renamed: the multi-head layer's numbers, with the keys and values cached for every head.
 def gqa_cost(d_model: int, num_heads: int, num_kv_heads: int, T: int, S: int) -> dict[str, int]:
     if d_model % num_heads or num_heads % num_kv_heads:
         raise ValueError(f"d_model={d_model}, num_heads={num_heads}, num_kv_heads={num_kv_heads}")

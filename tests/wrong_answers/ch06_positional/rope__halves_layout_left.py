@@ -1,0 +1,12 @@
+# Bug 1 left: cos and sin laid out in halves (torch.cat), so the two features of a pair turn by different angles.
+def rope(x, base=10000.0):
+    T, d = x.shape[-2], x.shape[-1]
+    if d % 2:
+        raise ValueError(f"rope needs an even feature size, got d={d}")
+    positions = torch.arange(T, dtype=torch.float64)
+    frequencies = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    angle = positions[:, None] * frequencies[None, :]
+    cos = torch.cat([angle.cos(), angle.cos()], dim=-1).to(x.dtype)
+    sin = torch.cat([angle.sin(), angle.sin()], dim=-1).to(x.dtype)
+    partner = torch.stack([-x[..., 1::2], x[..., 0::2]], dim=-1).flatten(-2)
+    return x * cos + partner * sin

@@ -1,0 +1,8 @@
+# pad_id taken as 0 in the mask.
+class ClsClassifier(BuggyClsClassifier):
+    def forward(self, tokens):
+        cls = torch.full_like(tokens[:, :1], self.cls_id)
+        with_cls = torch.cat([cls, tokens], dim=1)
+        real = torch.cat([torch.ones_like(cls, dtype=torch.bool), tokens != 0], dim=1)
+        states = self.encoder(self.embedding(with_cls), real[:, None, None, :])
+        return self.head(states[:, 0])

@@ -1,0 +1,8 @@
+# The output read at the last position (-1) instead of [CLS] at 0.
+class ClsClassifier(BuggyClsClassifier):
+    def forward(self, tokens):
+        cls = torch.full_like(tokens[:, :1], self.cls_id)
+        with_cls = torch.cat([cls, tokens], dim=1)
+        real = torch.cat([torch.ones_like(cls, dtype=torch.bool), tokens != self.pad_id], dim=1)
+        states = self.encoder(self.embedding(with_cls), real[:, None, None, :])
+        return self.head(states[:, -1])

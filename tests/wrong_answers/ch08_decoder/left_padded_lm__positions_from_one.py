@@ -1,0 +1,10 @@
+# Position ids from real.cumsum without the - 1 (the first real token at position 1).
+class LeftPaddedLM(BuggyLeftPaddedLM):
+    def forward(self, tokens):
+        B, T = tokens.shape
+        real = tokens != self.pad_id
+        positions = real.long().cumsum(dim=1).clamp(max=self.position.num_embeddings - 1)
+        x = self.token(tokens) + self.position(positions)
+        causal = torch.ones(T, T, dtype=torch.bool, device=tokens.device).tril()
+        mask = causal & real[:, None, None, :]
+        return self.lm_head(self.blocks(x, mask))

@@ -1,0 +1,10 @@
+# Bug 1 left: tril(diagonal=1), each position sees the next token.
+class LeftPaddedLM(BuggyLeftPaddedLM):
+    def forward(self, tokens):
+        B, T = tokens.shape
+        real = tokens != self.pad_id
+        positions = (real.long().cumsum(dim=1) - 1).clamp(min=0)
+        x = self.token(tokens) + self.position(positions)
+        causal = torch.ones(T, T, dtype=torch.bool, device=tokens.device).tril(diagonal=1)
+        mask = causal & real[:, None, None, :]
+        return self.lm_head(self.blocks(x, mask))
