@@ -60,8 +60,9 @@ c.LimitOutput.max_traceback = 30
 # --- the text every assignment shares -------------------------------------------------------------
 # "How grading works" is written once (coursetools/how_grading_works.md) and put into each release
 # where the source says <!-- include: how grading works -->, with the time limit set above.
-from coursetools.nbgrader_plugins import IncludeGradingRules  # noqa: E402
 from nbgrader.converters.generate_assignment import GenerateAssignment  # noqa: E402
+
+from coursetools.nbgrader_plugins import IncludeGradingRules  # noqa: E402
 
 c.GenerateAssignment.preprocessors = [IncludeGradingRules,
                                       *GenerateAssignment.class_traits()["preprocessors"].default()]
@@ -69,8 +70,9 @@ c.IncludeGradingRules.cell_timeout = c.ExecutePreprocessor.timeout
 
 # --- feedback handed back to students ---------------------------------------------------------
 # The feedback HTML would otherwise show the hidden tests (and tracebacks quoting them).
-from coursetools.nbgrader_plugins import HideHiddenTests  # noqa: E402
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import GetGrades  # noqa: E402
+
+from coursetools.nbgrader_plugins import HideHiddenTests  # noqa: E402
 
 c.GenerateFeedback.preprocessors = [HideHiddenTests, GetGrades, CSSHTMLHeaderPreprocessor]

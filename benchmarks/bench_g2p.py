@@ -27,8 +27,8 @@ from functools import partial
 from typing import NamedTuple
 
 import torch
-
 from bench_training import Row, n_params, print_table
+
 from transformer_lib.ensemble import Ensemble
 from transformer_lib.g2p import G2PObjective, g2p_task, pronunciation_scores
 from transformer_lib.models import Transformer

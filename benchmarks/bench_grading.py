@@ -21,9 +21,10 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from course_helpers import CourseCopy, answered, cells_of  # noqa: E402
 from coursetools import grading  # noqa: E402
 from coursetools.layout import Course  # noqa: E402
+
+from course_helpers import CourseCopy, answered, cells_of  # noqa: E402
 
 
 def main() -> None:

@@ -47,8 +47,10 @@ class Sizes:
     new_tokens: int
 
 
-FULL = Sizes(batch=32, length=128, d_model=256, num_heads=4, d_ff=1024, num_layers=2, vocab=1000, warmup=3, repeats=10, new_tokens=200)
-QUICK = Sizes(batch=4, length=32, d_model=64, num_heads=4, d_ff=128, num_layers=2, vocab=100, warmup=1, repeats=3, new_tokens=40)
+FULL = Sizes(batch=32, length=128, d_model=256, num_heads=4, d_ff=1024, num_layers=2, vocab=1000, warmup=3,
+             repeats=10, new_tokens=200)
+QUICK = Sizes(batch=4, length=32, d_model=64, num_heads=4, d_ff=128, num_layers=2, vocab=100, warmup=1,
+              repeats=3, new_tokens=40)
 DROPOUT = 0.1  # in the whole models, as in training; the single layers run without it
 
 
@@ -190,14 +192,17 @@ def benchmark_rows(s: Sizes, device: torch.device) -> list[tuple[str, float, flo
 
     src = torch.randint(1, s.vocab, (B, T), device=device).masked_fill(~real, 0)
     tgt = torch.randint(1, s.vocab, (B, T), device=device).masked_fill(~real, 0)
-    ours = Transformer(s.vocab, s.vocab, D, s.num_heads, s.num_layers, s.num_layers, s.d_ff, DROPOUT, max_len=T).to(device)
+    ours = Transformer(s.vocab, s.vocab, D, s.num_heads, s.num_layers, s.num_layers, s.d_ff, DROPOUT,
+                       max_len=T).to(device)
     theirs = TorchSeq2Seq(s).to(device)
-    add("Transformer (train step)", training_step(ours, lambda: ours(src, tgt), tgt), training_step(theirs, lambda: theirs(src, tgt), tgt))
+    add("Transformer (train step)", training_step(ours, lambda: ours(src, tgt), tgt),
+        training_step(theirs, lambda: theirs(src, tgt), tgt))
 
     idx = torch.randint(0, s.vocab, (B, T), device=device)
     ours = GPT(s.vocab, D, s.num_heads, s.num_layers, s.d_ff, max_len=T, dropout=DROPOUT).to(device)
     theirs = TorchGPT(s).to(device)
-    add("GPT (train step)", training_step(ours, lambda: ours(idx), idx), training_step(theirs, lambda: theirs(idx), idx))
+    add("GPT (train step)", training_step(ours, lambda: ours(idx), idx),
+        training_step(theirs, lambda: theirs(idx), idx))
     return rows
 
 
@@ -205,7 +210,8 @@ def kv_cache_speedup(s: Sizes, device: torch.device) -> tuple[float, float, bool
     """Greedy generation of ``s.new_tokens`` tokens without and with the cache: (ms, ms, same tokens)."""
     torch.manual_seed(0)
     prompt_len = 16
-    model = GPT(s.vocab, s.d_model, s.num_heads, s.num_layers, s.d_ff, max_len=prompt_len + s.new_tokens).to(device).eval()
+    model = GPT(s.vocab, s.d_model, s.num_heads, s.num_layers, s.d_ff, max_len=prompt_len + s.new_tokens)
+    model = model.to(device).eval()
     prompt = torch.randint(0, s.vocab, (1, prompt_len), device=device)
     outputs = {}
 

@@ -29,10 +29,10 @@ import torch
 from torch import nn
 
 from transformer_lib.models import GPT, Transformer
-from transformer_lib.rnn import AttentionSeq2SeqRNN, Seq2SeqRNN
-from transformer_lib.tasks import Seq2SeqTask, date_task, reverse_task, text_task, toy_translation_task
 from transformer_lib.objectives import LMObjective, Seq2SeqObjective, translation_scores
+from transformer_lib.rnn import AttentionSeq2SeqRNN, Seq2SeqRNN
 from transformer_lib.runtime import seed_everything
+from transformer_lib.tasks import Seq2SeqTask, date_task, reverse_task, text_task, toy_translation_task
 from transformer_lib.train_config import TrainConfig
 from transformer_lib.trainer import Trainer
 
@@ -76,7 +76,8 @@ def seq2seq_run(model: nn.Module, task: Seq2SeqTask, seconds: float, seed: int, 
                          progress=False,
                          target_metric=None if target is None else "exact_match", target_value=target,
                          target_direction=None if target is None else "max")
-    trainer = Trainer(model, Seq2SeqObjective(), config, task.loader("train", batch_size, seed=seed), task.loader("valid", 100))
+    trainer = Trainer(model, Seq2SeqObjective(), config, task.loader("train", batch_size, seed=seed),
+                      task.loader("valid", 100))
     marks = train_within(trainer, seconds, chunk)
     exact = dict(zip(trainer.history.eval_steps, trainer.history.metrics["exact_match"]))
     to_99 = next(((step, t) for step, t in marks if exact.get(step, 0.0) >= 0.99), None)
@@ -158,7 +159,8 @@ def translation(seed: int, scale: float) -> list[Row]:
     reference = transformer_for(task)
     budget = n_params(reference)
     rows = []
-    for name, model in [("Transformer", reference), ("AttentionSeq2SeqRNN", rnn_of_size(AttentionSeq2SeqRNN, task, budget)),
+    for name, model in [("Transformer", reference),
+                        ("AttentionSeq2SeqRNN", rnn_of_size(AttentionSeq2SeqRNN, task, budget)),
                         ("Seq2SeqRNN", rnn_of_size(Seq2SeqRNN, task, budget))]:
         seed_everything(seed)
         run = seq2seq_run(model, task, 90 * scale, seed, lr=3e-3 if "RNN" in name else 1e-3, chunk=100, target=None)

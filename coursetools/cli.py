@@ -66,7 +66,8 @@ def _feedback(course: Course, args: argparse.Namespace) -> int:
                 print(f"removed stale feedback {page.relative_to(course.root)}")
         listed = "; ".join(f"{student}: {', '.join(ids)}" for student, ids in pending.items())
         print(f"REFUSED: {len(pending)} students have answers still to grade by hand ({listed}); their feedback "
-              "would show 0 for those answers. Grade them in formgrader (README, 'Grading a class') and run this again, "
+              "would show 0 for those answers. Grade them in formgrader (README, 'Grading a class') and run this "
+              "again, "
               "or add --ready-only to write feedback only for the students whose grading is complete.",
               file=sys.stderr)
         return 1

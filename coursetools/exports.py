@@ -21,8 +21,8 @@ from typing import NamedTuple
 import nbformat
 
 from coursetools.cells import GradedCell, graded_cells
-from coursetools.gradebook import gradebook_scores
 from coursetools.files import write_atomically
+from coursetools.gradebook import gradebook_scores
 from coursetools.layout import Course
 from coursetools.outcomes import GRADED
 from coursetools.release import run_nbgrader

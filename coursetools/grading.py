@@ -29,8 +29,8 @@ import hashlib
 import multiprocessing
 import os
 import shutil
-import tempfile
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -45,9 +45,17 @@ from coursetools.cells import graded_cells
 from coursetools.gradebook import backup_gradebook, gradebook_scores
 from coursetools.hidden import hidden_lines, quoted_lines
 from coursetools.layout import STAGED_RELEASE, Course
-from coursetools.outcomes import (MISSING, UNCONFINED, Outcome, already_graded, autograde_status,
-                                  cells_stopped_at_limit, explained_log, grading_fingerprint,
-                                  tampering_seen_by_tests)
+from coursetools.outcomes import (
+    MISSING,
+    UNCONFINED,
+    Outcome,
+    already_graded,
+    autograde_status,
+    cells_stopped_at_limit,
+    explained_log,
+    grading_fingerprint,
+    tampering_seen_by_tests,
+)
 from coursetools.release import earlier_releases, nbgrader_env, run_nbgrader
 from coursetools.sandbox import check as check_sandbox
 from coursetools.scan import locked_cell_changes, suspicious_code

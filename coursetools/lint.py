@@ -37,7 +37,6 @@ from functools import cache
 from pathlib import Path
 
 import jupytext
-
 from nbformat.notebooknode import NotebookNode
 
 from coursetools import sources

@@ -91,7 +91,8 @@ def _changes(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> Iterator[tuple[s
         yield f"{_symbol(node.op)} -> {_symbol(other())}", lambda n: setattr(n, "op", other())
         for k in range(len(node.values)):
             yield f"operand {k + 1} of {_symbol(node.op)} dropped", \
-                lambda n, k=k: ast.BoolOp(n.op, n.values[:k] + n.values[k + 1:]) if len(n.values) > 2 else n.values[1 - k]
+                lambda n, k=k: (ast.BoolOp(n.op, n.values[:k] + n.values[k + 1:]) if len(n.values) > 2
+                                else n.values[1 - k])
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub, ast.Invert)):
         yield f"{_symbol(node.op)} dropped", lambda n: n.operand
     elif isinstance(node, ast.Constant) and not _is_docstring(node, parents):

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import tomllib
 import zipfile
 from pathlib import Path
+
+import tomllib
 
 from coursetools.release import REPO_ROOT
 

@@ -18,7 +18,8 @@ from coursetools.cells import is_autograded_test, nbgrader_meta
 from coursetools.hidden import HIDDEN_MARKERS, MARKERS, SOLUTION_MARKERS, parse_blocks, visible_text
 from coursetools.layout import Course
 from coursetools.release import REPO_ROOT, run_nbgrader
-from coursetools.sandbox import SandboxUnavailable, check as check_sandbox
+from coursetools.sandbox import SandboxUnavailable
+from coursetools.sandbox import check as check_sandbox
 
 HIDDEN_LINE = "assert add(40, 2) == 42, 'add is wrong for larger numbers'"
 

@@ -19,7 +19,8 @@ oldrel     ``oldrel_<a>.ipynb``                         every answer (the earlie
 =========  ===========================================  ===============================================
 
 A roster names jdoe and mnoor, who submitted nothing. Then ``make grade``, ``make report`` (hand
-grading pending), ``make feedback`` (refused), hand grading through nbgrader's ``Gradebook`` as formgrader does, ``make feedback``, ``make report``,
+grading pending), ``make feedback`` (refused), hand grading through nbgrader's ``Gradebook`` as
+formgrader does, ``make feedback``, ``make report``,
 a hidden test changed and one student graded again.
 """
 
@@ -40,6 +41,7 @@ from coursetools.hidden import HIDDEN_MARKERS, hidden_lines, visible_text
 from coursetools.outcomes import CELL_TIMED_OUT, OK, TAMPERED
 from coursetools.release import REPO_ROOT, solution_shortfalls
 from coursetools.state import load_state
+
 from course_helpers import CourseCopy, answered, cells_of, exercises, leaked_lines, with_cells
 
 A = "ch01_tokens"

@@ -4,10 +4,16 @@ import pytest
 import torch
 from torch import nn
 
-from library_helpers import TinyEncDec
+from transformer_lib.decoding import (
+    beam_search,
+    filter_logits,
+    greedy_decode,
+    length_penalty,
+    sample_decode,
+    sample_next_token,
+)
 
-from transformer_lib.decoding import (beam_search, filter_logits, greedy_decode, length_penalty, sample_decode,
-                                      sample_next_token)
+from library_helpers import TinyEncDec
 
 BOS, EOS, PAD = 1, 2, 0
 

@@ -14,10 +14,11 @@ import nbformat
 import pytest
 
 from coursetools import grading
-from coursetools.collect import collect_folder
 from coursetools.cli import main
+from coursetools.collect import collect_folder
 from coursetools.layout import Course
 from coursetools.state import UNMATCHED, load_state
+
 from course_helpers import TINY_SOURCE, CourseCopy, require_sandbox
 
 pytestmark = pytest.mark.slow

@@ -20,6 +20,7 @@ from coursetools.hidden import HIDDEN_MARKERS, hidden_lines
 from coursetools.outcomes import CELL_TIMED_OUT, KERNEL_DIED, MISSING, OK, TAMPERED, TIMED_OUT
 from coursetools.release import assignments
 from coursetools.state import load_state
+
 from course_helpers import CourseCopy, answered, autograded_test_ids, cells_of, leaked_lines, require_sandbox
 
 pytestmark = pytest.mark.slow

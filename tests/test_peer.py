@@ -172,5 +172,6 @@ def test_llama_loader_refuses_rope_scaling():
                "original_max_position_embeddings": 8192}
     with pytest.raises(NotImplementedError, match="rope_scaling=.*llama3.*not implemented"):
         gpt_from_hf_llama(theirs.state_dict(), num_heads=H, num_kv_heads=H_KV, rope_scaling=llama31)
-    unscaled = gpt_from_hf_llama(theirs.state_dict(), num_heads=H, num_kv_heads=H_KV, rope_scaling={"rope_type": "default"})
+    unscaled = gpt_from_hf_llama(theirs.state_dict(), num_heads=H, num_kv_heads=H_KV,
+                                 rope_scaling={"rope_type": "default"})
     assert unscaled.lm_head.weight.shape == (V, D)

@@ -28,6 +28,7 @@ from coursetools import grading, sandbox
 from coursetools.cli import main
 from coursetools.outcomes import KERNEL_DIED, OK, UNCONFINED
 from coursetools.state import load_state
+
 from course_helpers import TINY_SOURCE, CourseCopy, answered, cells_of, require_sandbox
 
 pytestmark = pytest.mark.slow

@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from coursetools import student
-from coursetools.release import assignments
 from coursetools.hidden import MARKERS
+from coursetools.release import assignments
+
 from course_helpers import notebook_text, public_lines, secret_lines, source_notebook
 
 pytestmark = pytest.mark.slow

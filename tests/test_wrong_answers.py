@@ -24,6 +24,7 @@ import pytest
 from coursetools import sources
 from coursetools.release import REPO_ROOT, assignments
 from coursetools.session import KernelSession, notebook_plan
+
 from course_helpers import copy_submission_files
 
 WRONG_ANSWERS = REPO_ROOT / "tests" / "wrong_answers"
@@ -76,6 +77,7 @@ def test_every_wrong_answer_fails_a_visible_test(assignment: str):
 @pytest.mark.parametrize("assignment", [a for a in assignments() if copy_submission_files(a)])
 def test_every_copy_earns_nothing(assignment: str):
     source = sources.read_text_source(sources.text_source(REPO_ROOT, assignment))
-    earning = {name: tests for name, tests in graded_outcomes(assignment, source, copy_submission_files(assignment)).items()
+    outcomes = graded_outcomes(assignment, source, copy_submission_files(assignment))
+    earning = {name: tests for name, tests in outcomes.items()
                if any(tests)}
     assert not earning, f"{assignment}: copies that pass a graded test cell (True = passed): {earning}"
