@@ -39,10 +39,10 @@ import psutil
 from coursetools.cells import graded_cells
 from coursetools.gradebook import backup_gradebook, gradebook_scores
 from coursetools.hidden import hidden_lines, quoted_lines
-from coursetools.layout import STAGED_RELEASE, Course
+from coursetools.layout import STAGED_RELEASE, Course, nbgrader_env, run_nbgrader
 from coursetools.outcomes import (MISSING, Outcome, already_graded, autograde_status, cells_stopped_at_limit,
                                   explained_log, grading_fingerprint, tampering_seen_by_tests)
-from coursetools.release import earlier_releases, nbgrader_env, run_nbgrader
+from coursetools.release import earlier_releases
 from coursetools.scan import locked_cell_changes, suspicious_code
 from coursetools.sources import build_notebook
 from coursetools.state import load_state, update_state

@@ -23,7 +23,7 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-from coursetools.release import REPO_ROOT
+from coursetools.layout import REPO_ROOT
 
 TOP = "transformer-course-student"
 COURSE_MODULES = ("checks.py", "tamper.py")  # what the notebooks import from coursetools/

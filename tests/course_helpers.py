@@ -14,8 +14,7 @@ import nbformat
 from coursetools import sources
 from coursetools.cells import is_autograded_test, nbgrader_meta
 from coursetools.hidden import HIDDEN_MARKERS, MARKERS, SOLUTION_MARKERS, parse_blocks, visible_text
-from coursetools.layout import Course
-from coursetools.release import REPO_ROOT, run_nbgrader
+from coursetools.layout import REPO_ROOT, Course, run_nbgrader
 
 HIDDEN_LINE = "assert add(40, 2) == 42, 'add is wrong for larger numbers'"
 
@@ -253,7 +252,6 @@ def public_lines() -> set[str]:
     """Lines anyone may read: the library's source, the course's modules students get
     (``student.COURSE_MODULES``: the checks and their tamper guard), the book's chapter pages
     (``book/*.md``, printed in the book) and the visible cells of every notebook."""
-    from coursetools.release import assignments
     from coursetools.student import COURSE_MODULES
 
     lines: set[str] = set()
@@ -261,7 +259,7 @@ def public_lines() -> set[str]:
                  *(REPO_ROOT / "coursetools" / module for module in COURSE_MODULES),
                  *(REPO_ROOT / "book").glob("*.md")]:
         lines.update(line.strip() for line in path.read_text(encoding="utf-8").splitlines())
-    for assignment in assignments():
+    for assignment in sources.assignments(REPO_ROOT):
         lines |= _secret_and_visible(source_notebook(assignment))[1]
     return lines
 

@@ -21,14 +21,13 @@ from coursetools.cells import GradedCell, graded_cells
 from coursetools.exports import ClassTable, class_row, csv_rows, lateness, write_csv
 from coursetools.hidden import (HIDDEN_PLACEHOLDER, REDACTED, SOLUTION_MARKERS, hidden_lines, parse_blocks,
                                 quoted_lines, redact, split_hidden, visible_text)
-from coursetools.layout import Course, course_directory
+from coursetools.layout import REPO_ROOT, Course, course_directory
 from coursetools.lint import lint_notebook
 from coursetools.nbgrader_plugins import HideHiddenTests
 from coursetools.outcomes import (CELL_TIMED_OUT, KERNEL_DIED, MANUAL, MISSING, OK, TAMPERED, TIMED_OUT,
                                   already_graded, autograde_status, cells_stopped_at_limit, explained_log,
                                   last_error_line,
                                   tampering_seen_by_tests, grading_fingerprint)
-from coursetools.release import REPO_ROOT
 from coursetools.report import ExerciseStats, exercise_stats, histogram_svg, render
 from coursetools.scan import locked_cell_changes, suspicious_code
 

@@ -16,11 +16,12 @@ import pytest
 
 from coursetools.cells import nbgrader_meta
 from coursetools.hidden import HIDDEN_MARKERS, split_hidden
-from coursetools.release import REPO_ROOT, assignments
+from coursetools.layout import REPO_ROOT
+from coursetools.sources import assignments
 from course_helpers import (CourseCopy, answered, autograded_test_ids, copy_submission_cells,
                             exercises, leaked_lines, normalised, notebook_text, secret_lines, with_cells)
 
-ASSIGNMENTS = assignments()
+ASSIGNMENTS = assignments(REPO_ROOT)
 pytestmark = pytest.mark.slow
 
 

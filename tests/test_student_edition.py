@@ -20,12 +20,13 @@ from pathlib import Path
 import pytest
 
 from coursetools import student
-from coursetools.release import assignments
 from coursetools.hidden import MARKERS
+from coursetools.layout import REPO_ROOT
+from coursetools.sources import assignments
 from course_helpers import notebook_text, public_lines, secret_lines, source_notebook
 
 pytestmark = pytest.mark.slow
-ASSIGNMENTS = assignments()
+ASSIGNMENTS = assignments(REPO_ROOT)
 
 # Run inside the edition's environment: execute each notebook, report every cell's errors.
 RUNNER = r"""
