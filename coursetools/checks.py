@@ -1,4 +1,4 @@
-"""Checks for the exercise notebooks' tests: comparisons that say what is wrong, and cannot be fooled.
+"""Checks for the exercise notebooks' tests, written to survive hostile submissions.
 
 Every notebook's locked setup cell imports this module, that is *before* any student code runs:
 
@@ -10,7 +10,7 @@ Every notebook's locked setup cell imports this module, that is *before* any stu
 
 The tamper guard they rely on is :mod:`coursetools.tamper`; its public names
 (:class:`TamperingError`, :func:`verify_untampered`, :func:`forbid`, :func:`refuse`) are imported
-from here, as the notebooks do. This module is frozen like that one: assigning or deleting its
+from here too, as the notebooks do. This module is frozen like that one: assigning or deleting its
 public names raises, and ``from coursetools.checks import assert_close`` returns the original even
 if the module's ``__dict__`` was edited.
 """

@@ -299,9 +299,10 @@ class _GuardedModule(types.ModuleType):
 def guard(module_name: str, public: tuple[str, ...]) -> None:
     """Freeze the module ``module_name`` of the tests; a module calls it last in its own import.
 
-    From then on its ``public`` names give what they name now and none of its names can be
-    assigned or deleted; every function and class in it, private ones too, is watched by
-    :func:`verify_untampered`, which also fails if ``sys.modules`` stops holding this module.
+    From then on its ``public`` names give what they name now; assigning them or a private name
+    raises, and so does deleting any name; every function and class in it, private ones too, is
+    watched by :func:`verify_untampered`, which also fails if ``sys.modules`` stops holding this
+    module.
     """
     module = _modules[module_name]
     if module_name in _GUARDED:
