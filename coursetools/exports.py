@@ -23,9 +23,8 @@ import nbformat
 from coursetools.cells import GradedCell, graded_cells
 from coursetools.files import write_atomically
 from coursetools.gradebook import gradebook_scores
-from coursetools.layout import Course
+from coursetools.layout import Course, run_nbgrader
 from coursetools.outcomes import GRADED
-from coursetools.release import run_nbgrader
 from coursetools.state import DUE, SUBMITTED, load_state, student_records
 
 NO_SUBMISSION = "no submission"  # a roster student without a record

@@ -44,7 +44,7 @@ import psutil
 from coursetools.cells import graded_cells
 from coursetools.gradebook import backup_gradebook, gradebook_scores
 from coursetools.hidden import hidden_lines, quoted_lines
-from coursetools.layout import STAGED_RELEASE, Course
+from coursetools.layout import STAGED_RELEASE, Course, nbgrader_env, run_nbgrader
 from coursetools.outcomes import (
     MISSING,
     UNCONFINED,
@@ -56,7 +56,7 @@ from coursetools.outcomes import (
     grading_fingerprint,
     tampering_seen_by_tests,
 )
-from coursetools.release import earlier_releases, nbgrader_env, run_nbgrader
+from coursetools.release import earlier_releases
 from coursetools.sandbox import check as check_sandbox
 from coursetools.scan import locked_cell_changes, suspicious_code
 from coursetools.sources import build_notebook

@@ -1,4 +1,7 @@
-"""Where a course's grading files live, and how they are written.
+"""Where a course's files live, and how nbgrader runs in it.
+
+:data:`REPO_ROOT` is this repository, the course root every command defaults to;
+:func:`run_nbgrader` runs nbgrader in a course root with the environment it needs (:func:`nbgrader_env`).
 
 nbgrader's folders (``submitted``, ``autograded``, ``feedback``, the gradebook) are wherever the
 course root's ``nbgrader_config.py`` puts them: :class:`Course` loads that file into nbgrader's
@@ -13,16 +16,39 @@ from __future__ import annotations
 import glob
 import os
 import re
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nbgrader.coursedir import CourseDirectory
 from traitlets.config.loader import PyFileConfigLoader
 
+REPO_ROOT = Path(__file__).resolve().parent.parent
 CONFIG_FILE = "nbgrader_config.py"
 GRADING = Path("grading")  # the course's own grading files (git-ignored), beside nbgrader's
 STAGED_RELEASE = GRADING / "release"  # a release made with the gradebook; notebooks/ is not touched
 NBGRADER_STEPS = ("source", "release", "submitted", "autograded", "feedback")
+
+
+def nbgrader_env() -> dict[str, str]:
+    """The environment nbgrader needs: this interpreter's ``bin/`` first on PATH (the
+    ``python3`` kernel and nbgrader's ``alembic`` migrations are found there)."""
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env.setdefault("PYTHONHASHSEED", "0")
+    env.setdefault("MPLBACKEND", "Agg")
+    return env
+
+
+def run_nbgrader(args: list[str], course_root: Path, *, check: bool = True) -> subprocess.CompletedProcess:
+    """Run ``nbgrader <args>`` in ``course_root`` (where nbgrader_config.py is)."""
+    command = [sys.executable, "-m", "nbgrader", *args]
+    result = subprocess.run(command, cwd=course_root, env=nbgrader_env(), capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise RuntimeError(f"`nbgrader {' '.join(args)}` failed with exit code {result.returncode}:\n"
+                           f"{result.stdout}\n{result.stderr}")
+    return result
 
 
 def course_directory(root: Path) -> CourseDirectory:

@@ -42,8 +42,8 @@ from nbformat.notebooknode import NotebookNode
 from coursetools import sources
 from coursetools.cells import is_autograded_test, nbgrader_meta
 from coursetools.hidden import BEGIN_SOLUTION, END_SOLUTION, HIDDEN_MARKERS, SOLUTION_MARKERS, parse_blocks
+from coursetools.layout import REPO_ROOT
 from coursetools.nbgrader_plugins import INCLUDE_RULES
-from coursetools.release import REPO_ROOT
 
 NOTES = "# Instructor notes:"
 _TABLE_ROW = re.compile(r"^\|\s*(?P<name>[^|]+?)\s*\|\s*(?P<points>[\d.*]+)\s*\|\s*$")

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from coursetools import sources
 from coursetools.hidden import SOLUTION_MARKERS, parse_blocks
-from coursetools.release import REPO_ROOT
+from coursetools.layout import REPO_ROOT
 from coursetools.session import AnswerCell, KernelSession, notebook_plan
 
 EQUIVALENTS = Path(__file__).resolve().parent / "equivalent_mutants"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import hashlib
-import os
 import shutil
 import subprocess
 import sys
@@ -26,46 +25,21 @@ from pathlib import Path
 import nbformat
 
 from coursetools import sources
+from coursetools.layout import REPO_ROOT, run_nbgrader
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 STAMPS = Path("build") / "release"  # git-ignored: the inputs of each assignment's last release
 # What a release is made of besides the assignment's source (paths relative to the course root).
 SHARED_INPUTS = ("nbgrader_config.py", "coursetools/how_grading_works.md", "coursetools/nbgrader_plugins.py")
 
 
-def assignments(course_root: Path = REPO_ROOT) -> list[str]:
-    """The assignment ids: folders of ``solutions/`` that hold a text source of the same name."""
-    return sources.assignments(course_root)
-
-
 def check_assignment(assignment: str, course_root: Path = REPO_ROOT) -> str:
     """``assignment`` if it is one of the course's, else a ValueError naming the closest ids."""
-    known = assignments(course_root)
+    known = sources.assignments(course_root)
     if assignment in known:
         return assignment
     close = difflib.get_close_matches(assignment, known, n=3, cutoff=0.5)
     hint = f"did you mean {' or '.join(close)}? " if close else ""
     raise ValueError(f"unknown assignment {assignment!r}: {hint}the assignments are {', '.join(known)}")
-
-
-def nbgrader_env() -> dict[str, str]:
-    """The environment nbgrader needs: this interpreter's ``bin/`` first on PATH (the
-    ``python3`` kernel and nbgrader's ``alembic`` migrations are found there)."""
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env.setdefault("PYTHONHASHSEED", "0")
-    env.setdefault("MPLBACKEND", "Agg")
-    return env
-
-
-def run_nbgrader(args: list[str], course_root: Path, *, check: bool = True) -> subprocess.CompletedProcess:
-    """Run ``nbgrader <args>`` in ``course_root`` (where nbgrader_config.py is)."""
-    command = [sys.executable, "-m", "nbgrader", *args]
-    result = subprocess.run(command, cwd=course_root, env=nbgrader_env(), capture_output=True, text=True)
-    if check and result.returncode != 0:
-        raise RuntimeError(f"`nbgrader {' '.join(args)}` failed with exit code {result.returncode}:\n"
-                           f"{result.stdout}\n{result.stderr}")
-    return result
 
 
 def release(assignment: str, course_root: Path = REPO_ROOT) -> Path:
@@ -146,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="release even when nothing changed")
     args = parser.parse_args(argv)
     try:
-        chosen = [check_assignment(a) for a in args.assignments] or assignments()
+        chosen = [check_assignment(a) for a in args.assignments] or sources.assignments(REPO_ROOT)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -4,8 +4,9 @@
 ``dist/student.zip`` (one top folder, ``transformer-course-student/``). The edition holds
 
 * ``notebooks/``: the released exercise notebooks (nbgrader's stubs, no hidden tests);
-* ``transformer_lib/``: the library the notebooks import, and ``coursetools/checks.py``, the
-  checks the visible tests call (the only course tool a student needs);
+* ``transformer_lib/``: the library the notebooks import, and ``coursetools/checks.py`` with the
+  tamper guard it imports, ``coursetools/tamper.py``: the checks the visible tests call (the only
+  course tools a student needs);
 * ``pyproject.toml`` and ``constraints.txt``: the library's dependencies, pinned exactly as here;
 * ``README.md``: the book's address (``--book-url`` or ``html.baseurl`` of ``_config.yml``), the
   two commands (set up the environment; open Jupyter) and how to submit (keep the file name).
@@ -23,9 +24,10 @@ from pathlib import Path
 
 import tomllib
 
-from coursetools.release import REPO_ROOT
+from coursetools.layout import REPO_ROOT
 
 TOP = "transformer-course-student"
+COURSE_MODULES = ("checks.py", "tamper.py")  # what the notebooks import from coursetools/
 CHECKS_INIT = '"""What the exercise notebooks import from the course: the checks of their visible tests."""\n'
 
 README = """# The Transformer, built: exercises
@@ -62,7 +64,8 @@ work by it. Do not hand in a renamed copy (`Untitled.ipynb`, `ch01_tokens-Copy1.
 notebook you made yourself: locked cells and their hidden tests are matched to the original.
 
 `notebooks/` holds the exercises, `transformer_lib/` the course library (its code is part of
-what you learn from), `coursetools/checks.py` the checks the tests use.
+what you learn from), `coursetools/checks.py` the checks the tests use (`coursetools/tamper.py` is their
+guard against replaced functions).
 """
 
 
@@ -127,7 +130,8 @@ def build(course_root: Path = REPO_ROOT, dist: Path | None = None, url: str | No
     _copy_tree(course_root / "notebooks", edition / "notebooks", ("*.ipynb",))
     _copy_tree(course_root / "transformer_lib", edition / "transformer_lib", ("*.py",))
     (edition / "coursetools").mkdir()
-    shutil.copy2(course_root / "coursetools" / "checks.py", edition / "coursetools" / "checks.py")
+    for module in COURSE_MODULES:
+        shutil.copy2(course_root / "coursetools" / module, edition / "coursetools" / module)
     (edition / "coursetools" / "__init__.py").write_text(CHECKS_INIT, encoding="utf-8")
     shutil.copy2(course_root / "constraints.txt", edition / "constraints.txt")
     shutil.copy2(course_root / "LICENSE", edition / "LICENSE")

@@ -53,9 +53,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    from coursetools.release import assignments
+    from coursetools.layout import REPO_ROOT
+    from coursetools.sources import assignments
 
-    known = set(assignments())
+    known = set(assignments(REPO_ROOT))
 
     class AssignmentScopeScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:

@@ -16,8 +16,7 @@ import pytest
 from coursetools import sources
 from coursetools.cells import is_autograded_test, nbgrader_meta
 from coursetools.hidden import HIDDEN_MARKERS, MARKERS, SOLUTION_MARKERS, parse_blocks, visible_text
-from coursetools.layout import Course
-from coursetools.release import REPO_ROOT, run_nbgrader
+from coursetools.layout import REPO_ROOT, Course, run_nbgrader
 from coursetools.sandbox import SandboxUnavailable
 from coursetools.sandbox import check as check_sandbox
 
@@ -276,15 +275,17 @@ def secret_lines(notebook_path: Path, public: set[str] = frozenset()) -> set[str
 
 
 def public_lines() -> set[str]:
-    """Lines anyone may read: the library's source, the checks students get (``coursetools/checks.py``),
-    the book's chapter pages (``book/*.md``, printed in the book) and the visible cells of every notebook."""
-    from coursetools.release import assignments
+    """Lines anyone may read: the library's source, the course's modules students get
+    (``student.COURSE_MODULES``: the checks and their tamper guard), the book's chapter pages
+    (``book/*.md``, printed in the book) and the visible cells of every notebook."""
+    from coursetools.student import COURSE_MODULES
 
     lines: set[str] = set()
-    for path in [*(REPO_ROOT / "transformer_lib").rglob("*.py"), REPO_ROOT / "coursetools" / "checks.py",
+    for path in [*(REPO_ROOT / "transformer_lib").rglob("*.py"),
+                 *(REPO_ROOT / "coursetools" / module for module in COURSE_MODULES),
                  *(REPO_ROOT / "book").glob("*.md")]:
         lines.update(line.strip() for line in path.read_text(encoding="utf-8").splitlines())
-    for assignment in assignments():
+    for assignment in sources.assignments(REPO_ROOT):
         lines |= _secret_and_visible(source_notebook(assignment))[1]
     return lines
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from coursetools.release import REPO_ROOT, assignments, nbgrader_env
+from coursetools.layout import REPO_ROOT, nbgrader_env
+from coursetools.sources import assignments
 
 from book_helpers import chapter_pages, toc_files
 from course_helpers import leaked_lines, public_lines, secret_lines, source_notebook
@@ -53,7 +54,7 @@ def test_every_toc_page_is_built(built_book: Path):
 
 def test_every_assignment_has_a_part_in_the_book():
     files = toc_files()
-    for assignment in assignments():
+    for assignment in assignments(REPO_ROOT):
         assert f"book/{assignment}" in files, f"{assignment}: no chapter page in _toc.yml"
         assert f"notebooks/{assignment}/{assignment}" in files, f"{assignment}: released notebook not in _toc.yml"
 
@@ -66,7 +67,7 @@ def test_no_solution_or_hidden_test_in_the_built_book(built_book: Path):
     chapter's page is a coincidence, not a leak.
     """
     public = public_lines()
-    own = {a: secret_lines(source_notebook(a), public) for a in assignments()}
+    own = {a: secret_lines(source_notebook(a), public) for a in assignments(REPO_ROOT)}
     distinctive = {line for lines in own.values() for line in lines if len(re.findall(r"\w+", line)) >= 4}
     for path in built_text_files(built_book):
         secrets = distinctive | own.get(path.name.split(".")[0], set())
@@ -123,7 +124,7 @@ def test_maths_is_served_locally(built_book: Path):
 
 
 def test_chapter_figures_are_embedded(built_book: Path):
-    for assignment in assignments():
+    for assignment in assignments(REPO_ROOT):
         page = (built_book / "book" / f"{assignment}.html").read_text(encoding="utf-8")
         images = re.findall(r"<img[^>]*src=\"([^\"]+)\"", page)
         assert images, f"{assignment}: the chapter page shows no figure"
@@ -134,7 +135,7 @@ def test_chapter_figures_are_embedded(built_book: Path):
 
 
 def test_released_notebooks_are_shown_not_executed(built_book: Path):
-    for assignment in assignments():
+    for assignment in assignments(REPO_ROOT):
         page = (built_book / "notebooks" / assignment / f"{assignment}.html").read_text(encoding="utf-8")
         assert "NotImplementedError" in page, "the released stub should be shown as it is"
         assert "Traceback" not in page, "released notebooks must not be executed in the book"

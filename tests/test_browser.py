@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-from coursetools.release import REPO_ROOT
+from coursetools.layout import REPO_ROOT
 
 from book_helpers import chapter_pages, toc_files
 

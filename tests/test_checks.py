@@ -1,4 +1,5 @@
-"""Unit tests of coursetools.checks: each attack a hostile notebook could make, in-process.
+"""Unit tests of coursetools.checks and its tamper guard, coursetools.tamper: each attack a hostile
+notebook could make, in-process.
 
 Every test undoes its tampering (pytest's ``monkeypatch``), so the module's snapshot stays valid
 for the next test.
@@ -6,10 +7,13 @@ for the next test.
 
 from __future__ import annotations
 
+import ast
 import builtins
+import inspect
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import numpy
 import pytest
@@ -17,6 +21,8 @@ import torch
 import torch.nn.functional as F
 
 import coursetools.checks as checks
+import coursetools.tamper as tamper
+import transformer_lib
 import transformer_lib.tokens as tokens
 from coursetools.checks import (
     TamperingError,
@@ -102,11 +108,21 @@ def test_checks_decide_with_captured_references():
     assert not passed
 
 
-def test_module_cannot_be_rebound():
+@pytest.mark.parametrize("module, name", [(checks, "assert_close"), (tamper, "forbid")], ids=["checks", "tamper"])
+def test_module_cannot_be_rebound(module, name):
     with pytest.raises(TamperingError, match="cannot be replaced"):
-        checks.verify_untampered = always_true
+        module.verify_untampered = always_true
     with pytest.raises(TamperingError, match="cannot be deleted"):
-        del checks.assert_close
+        delattr(module, name)
+    assert checks.TamperingError is tamper.TamperingError and checks.forbid is tamper.forbid
+
+
+def test_guard_takes_a_module_once_and_watches_its_own_type(monkeypatch):
+    with pytest.raises(TamperingError, match="guarded already"):
+        tamper.guard("coursetools.checks", ())
+    monkeypatch.setattr(tamper._GuardedModule, "__setattr__", types.ModuleType.__setattr__)
+    with pytest.raises(TamperingError, match="_GuardedModule.__setattr__"):
+        verify_untampered()
 
 
 def test_import_returns_originals_even_if_module_dict_is_edited(monkeypatch):
@@ -117,11 +133,55 @@ def test_import_returns_originals_even_if_module_dict_is_edited(monkeypatch):
         verify_untampered()
 
 
-def test_replacing_the_module_is_detected(monkeypatch):
-    import sys
-    monkeypatch.setitem(sys.modules, "coursetools.checks", types.ModuleType("coursetools.checks"))
-    with pytest.raises(TamperingError, match="module coursetools.checks"):
+@pytest.mark.parametrize("name", ["coursetools.checks", "coursetools.tamper"])
+def test_replacing_the_module_is_detected(monkeypatch, name):
+    monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    with pytest.raises(TamperingError, match=f"module {name} itself"):
         verify_untampered()
+
+
+def test_watch_list_holds_every_module_file_of_the_library():
+    package = Path(transformer_lib.__file__).parent
+    files = {".".join(("transformer_lib", *path.relative_to(package).with_suffix("").parts)).removesuffix(".__init__")
+             for path in package.rglob("*.py") if "__pycache__" not in path.parts}
+    assert {module.__name__ for module in tamper._library_modules()} == files
+
+
+def modules_loaded_by_importing_the_package() -> set[str]:
+    """The modules ``import transformer_lib`` loads, read with ``ast`` (a subprocess importing torch
+    would take seconds): the top-level imports of ``__init__.py``, then those of each module they
+    load, and so on (an import inside a function loads nothing until it runs)."""
+    package = Path(transformer_lib.__file__).parent
+    modules = {m.__name__ for m in tamper._library_modules()}
+    loaded, pending = set(), ["transformer_lib"]
+    while pending:
+        name = pending.pop()
+        loaded.add(name)
+        path = package / "__init__.py" if name == "transformer_lib" else package.joinpath(*name.split(".")[1:])
+        for node in ast.parse(path.with_suffix(".py").read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):  # from .tokens import Vocab; from . import tokens
+                base = "transformer_lib" + (f".{node.module}" if node.module else "") if node.level else node.module
+                names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+            else:
+                continue
+            pending += [imported for imported in names if imported in modules - loaded]
+    return loaded
+
+
+def test_function_in_a_module_the_package_does_not_load_is_caught():
+    """The watch list is the package's files, not what ``import transformer_lib`` happens to load."""
+    loaded = modules_loaded_by_importing_the_package()
+    unloaded = [module for module in tamper._library_modules() if module.__name__ not in loaded]
+    if not unloaded:
+        pytest.skip("import transformer_lib loads every module of the package")
+    for module in unloaded:
+        name = next(name for name, value in vars(module).items() if not name.startswith("_")
+                    and inspect.isfunction(value) and value.__module__ == module.__name__)
+        message = message_while_replaced(module, name, always_true)
+        assert f"{module.__name__}.{name}" in message, f"replacing {module.__name__}.{name} was not reported"
+    verify_untampered()
 
 
 def test_equal_refuses_objects_that_claim_equality():
@@ -224,7 +284,7 @@ def test_saving_a_model_is_not_tampering(monkeypatch):
     for cls in (torch.Tensor, torch.nn.Linear):
         if "__slotnames__" in vars(cls):
             monkeypatch.delattr(cls, "__slotnames__")
-    snapshot = checks._Snapshot([torch.Tensor, torch.nn.Linear])
+    snapshot = tamper._Snapshot([torch.Tensor, torch.nn.Linear])
     torch.save(torch.nn.Linear(2, 2).state_dict(), io.BytesIO())
     assert "__slotnames__" in vars(torch.Tensor)
     assert snapshot.changed() == []

@@ -38,8 +38,9 @@ import pytest
 
 from coursetools import grading
 from coursetools.hidden import HIDDEN_MARKERS, hidden_lines, visible_text
+from coursetools.layout import REPO_ROOT
 from coursetools.outcomes import CELL_TIMED_OUT, OK, TAMPERED
-from coursetools.release import REPO_ROOT, solution_shortfalls
+from coursetools.release import solution_shortfalls
 from coursetools.state import load_state
 
 from course_helpers import CourseCopy, answered, cells_of, exercises, leaked_lines, with_cells

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from coursetools.cli import find_course_root, main
-from coursetools.release import REPO_ROOT, SHARED_INPUTS, check_assignment, release_inputs_sha
+from coursetools.layout import REPO_ROOT
+from coursetools.release import SHARED_INPUTS, check_assignment, release_inputs_sha
 from coursetools.student import readme
 
 

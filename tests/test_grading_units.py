@@ -30,7 +30,7 @@ from coursetools.hidden import (
     split_hidden,
     visible_text,
 )
-from coursetools.layout import Course, course_directory
+from coursetools.layout import REPO_ROOT, Course, course_directory
 from coursetools.lint import lint_notebook
 from coursetools.nbgrader_plugins import HideHiddenTests
 from coursetools.outcomes import (
@@ -49,7 +49,6 @@ from coursetools.outcomes import (
     last_error_line,
     tampering_seen_by_tests,
 )
-from coursetools.release import REPO_ROOT
 from coursetools.report import ExerciseStats, exercise_stats, histogram_svg, render
 from coursetools.scan import locked_cell_changes, suspicious_code
 

@@ -17,8 +17,9 @@ import pytest
 from coursetools import grading
 from coursetools.cli import main
 from coursetools.hidden import HIDDEN_MARKERS, hidden_lines
+from coursetools.layout import REPO_ROOT
 from coursetools.outcomes import CELL_TIMED_OUT, KERNEL_DIED, MISSING, OK, TAMPERED, TIMED_OUT
-from coursetools.release import assignments
+from coursetools.sources import assignments
 from coursetools.state import load_state
 
 from course_helpers import CourseCopy, answered, autograded_test_ids, cells_of, leaked_lines, require_sandbox
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.slow
 # Generous for a loaded 2-core machine: importing torch in a kernel has taken 10 s there.
 CELL_TIMEOUT = 20
 NOTEBOOK_TIMEOUT = 75
-ASSIGNMENTS = [a for a in ("ch01_tokens",) if a in assignments()]
+ASSIGNMENTS = [a for a in ("ch01_tokens",) if a in assignments(REPO_ROOT)]
 # Per assignment: a solution cell replaced by one that only calls the library's reference.
 REFERENCE_SOLUTIONS = {
     "ch01_tokens": ("pad_left", "test_pad_left",

@@ -16,7 +16,8 @@ import pytest
 
 from coursetools.cells import nbgrader_meta
 from coursetools.hidden import HIDDEN_MARKERS, split_hidden
-from coursetools.release import REPO_ROOT, assignments
+from coursetools.layout import REPO_ROOT
+from coursetools.sources import assignments
 
 from course_helpers import (
     CourseCopy,
@@ -31,7 +32,7 @@ from course_helpers import (
     with_cells,
 )
 
-ASSIGNMENTS = assignments()
+ASSIGNMENTS = assignments(REPO_ROOT)
 pytestmark = pytest.mark.slow
 
 

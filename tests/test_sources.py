@@ -19,11 +19,11 @@ import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
 from coursetools import sources
+from coursetools.layout import REPO_ROOT
 from coursetools.lint import check_names, lint, lint_notebook
 from coursetools.nbgrader_plugins import INCLUDE_RULES, IncludeGradingRules, grading_rules
-from coursetools.release import REPO_ROOT, assignments
 
-ASSIGNMENTS = assignments()
+ASSIGNMENTS = sources.assignments(REPO_ROOT)
 
 
 def configured_cell_timeout() -> int:

@@ -12,8 +12,7 @@ from datetime import datetime
 import pytest
 
 from coursetools.collect import collect_zip
-from coursetools.layout import Course
-from coursetools.release import REPO_ROOT
+from coursetools.layout import REPO_ROOT, Course
 from coursetools.state import LEFT_OUT, SUBMITTED, UNMATCHED, load_state
 from coursetools.submission_names import CONVENTIONS, choose_latest, parse_submission_name
 

@@ -22,8 +22,9 @@ import nbformat
 import pytest
 
 from coursetools import sources
-from coursetools.release import REPO_ROOT, assignments
+from coursetools.layout import REPO_ROOT
 from coursetools.session import KernelSession, notebook_plan
+from coursetools.sources import assignments
 
 from course_helpers import copy_submission_files
 
@@ -63,7 +64,7 @@ def graded_outcomes(assignment: str, notebook: nbformat.NotebookNode,
     return outcomes
 
 
-@pytest.mark.parametrize("assignment", [a for a in assignments() if wrong_answer_files(a)])
+@pytest.mark.parametrize("assignment", [a for a in assignments(REPO_ROOT) if wrong_answer_files(a)])
 def test_every_wrong_answer_fails_a_visible_test(assignment: str):
     files = wrong_answer_files(assignment)
     unnamed = [p.name for paths in files.values() for p in paths
@@ -74,7 +75,7 @@ def test_every_wrong_answer_fails_a_visible_test(assignment: str):
     assert not passed, f"{assignment}: wrong answers that pass every visible test: {passed}"
 
 
-@pytest.mark.parametrize("assignment", [a for a in assignments() if copy_submission_files(a)])
+@pytest.mark.parametrize("assignment", [a for a in assignments(REPO_ROOT) if copy_submission_files(a)])
 def test_every_copy_earns_nothing(assignment: str):
     source = sources.read_text_source(sources.text_source(REPO_ROOT, assignment))
     outcomes = graded_outcomes(assignment, source, copy_submission_files(assignment))
