@@ -1,15 +1,16 @@
 # Copied from transformer_lib/decoding.py (beam_search, with length_penalty inlined), for one
-# source row (B = 1) and the step function it is given; the final beam returned best first.
+# source row (B = 1) and the step function it is given, made exact for this exercise: alpha = 0
+# (no length penalty) and float64 scores; the final beam returned best first.
 @torch.no_grad()
-def beam_search(step, beam_size, max_len, bos_id=BOS_ID, eos_id=EOS_ID, alpha=0.6, pad_id=PAD_ID):
+def beam_search(step, beam_size, max_len, bos_id=BOS_ID, eos_id=EOS_ID, alpha=0.0, pad_id=PAD_ID):
     B, K = 1, beam_size
     ys = torch.full((B * K, 1), bos_id, dtype=torch.long)
-    scores = torch.full((B, K), -math.inf)
+    scores = torch.full((B, K), -math.inf, dtype=torch.float64)
     scores[:, 0] = 0.0  # all beams start equal: keep one, or the top-K would be K copies
     lengths = torch.zeros(B, K)
     finished = torch.zeros(B, K, dtype=torch.bool)
     for _ in range(max_len):
-        logp = F.log_softmax(step(ys).float(), dim=-1).view(B, K, -1)
+        logp = F.log_softmax(step(ys).double(), dim=-1).view(B, K, -1)
         n_vocab = logp.shape[-1]
         pad_only = torch.full_like(logp[0, 0], -math.inf).index_fill(0, torch.tensor([pad_id]), 0.0)
         logp = torch.where(finished[..., None], pad_only, logp)

@@ -1,4 +1,4 @@
-# Copied from book/ch09_transformer.md, section 4 (the label-smoothing cell), made a function.
+# Copied from book/ch09_transformer.md, section 9.4 (the label-smoothing cell), made a function.
 def label_smoothing_loss(logits, target, smoothing=0.1, ignore_index=PAD_ID):
     n_vocab = logits.shape[-1]
     logits, target = logits.reshape(-1, n_vocab), target.reshape(-1)

@@ -1,4 +1,4 @@
-# Copied from book/ch09_transformer.md, section 8 (test_scores: mean length of the outputs of a search),
+# Copied from book/ch09_transformer.md, section 9.8 (test_scores: mean length of the outputs of a search),
 # one entry per beam size.
 def length_bias(search, steps, beam_sizes, max_len):
     results = {}

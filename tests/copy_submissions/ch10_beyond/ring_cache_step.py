@@ -1,4 +1,4 @@
-# Copied from book/ch10_beyond.md, section 2 (equation eq-kv-cache with the printed KVCache.extend:
+# Copied from book/ch10_beyond.md, section 10.2 (equation eq-kv-cache with the printed KVCache.extend:
 # the new key and value appended to the cache), the window read from the cache it is given.
 def ring_cache_step(x_t, W_q, W_k, W_v, cache_k, cache_v, position, num_heads):
     B, _, d_model = x_t.shape

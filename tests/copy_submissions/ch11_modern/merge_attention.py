@@ -1,5 +1,5 @@
 # Copied from transformer_lib/tiled.py (tiled_attention's online-softmax update, printed on
-# book/ch11_modern.md, section 8): the first worker as the running state, the second as the new tile.
+# book/ch11_modern.md, section 11.8): the first worker as the running state, the second as the new tile.
 def merge_attention(out_a, lse_a, out_b, lse_b):
     running_max, running_sum, acc = lse_a[..., None], torch.ones_like(lse_a[..., None]), out_a
     new_max = torch.maximum(running_max, lse_b[..., None])
