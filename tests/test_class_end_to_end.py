@@ -37,16 +37,20 @@ import nbformat
 import pytest
 
 from coursetools import grading
+from coursetools.cells import graded_cells
 from coursetools.hidden import HIDDEN_MARKERS, hidden_lines, visible_text
 from coursetools.layout import REPO_ROOT
 from coursetools.outcomes import CELL_TIMED_OUT, OK, TAMPERED
 from coursetools.release import solution_shortfalls
+from coursetools.sources import read_text_source, text_source
 from coursetools.state import load_state
 
 from course_helpers import CourseCopy, answered, cells_of, exercises, leaked_lines, with_cells
 
 A = "ch01_tokens"
-AUTO_POINTS = {"test_pad_left": 3, "test_embedding_backward": 4, "test_token_budget_batches": 4, "test_bpe_encode": 6}
+# Each autograded test cell and its points, read from the source (ch01: 17 points over 5 cells).
+AUTO_POINTS = {cell.grade_id: cell.points for cell in graded_cells(read_text_source(text_source(REPO_ROOT, A)))
+               if cell.automatic}
 WRITTEN = "batching_answer"  # the hand-graded answer, 3 points
 VISIBLE_CHANGE = "# (a comment added to a visible test after the release)\n"
 HAND_GRADES = {"jdoe": 3, "jane_roe": 2, "bwong": 3, "clee": 1, "oldrel": 0}
@@ -180,7 +184,7 @@ def test_every_step_succeeds_or_refuses_as_documented(graded):
 
 STATUSES = {"jdoe": OK, "doejane": OK, "kq": OK, "asmith": CELL_TIMED_OUT, "jane_roe": OK, "bwong": TAMPERED,
             "clee": OK, "oldrel": OK}
-FULL = sum(AUTO_POINTS.values())  # 17
+FULL = sum(AUTO_POINTS.values())
 AUTO_TOTALS = {"jdoe": FULL, "doejane": 3 + 4, "kq": 0, "asmith": FULL - 3, "jane_roe": FULL - 6, "bwong": FULL,
                "clee": FULL, "oldrel": FULL}
 
