@@ -248,6 +248,9 @@ def test_expect_raises_passes_on_the_exception_and_fails_without_it():
     with pytest.raises(TamperingError):  # tampering stays tampering
         with expect_raises(ValueError, "should raise"):
             raise TamperingError("replaced torch.allclose")
+    with pytest.raises(NotImplementedError):  # a stub not written yet is not a wrong outcome
+        with expect_raises(ValueError, "should raise"):
+            raise NotImplementedError()
 
 
 def test_forbid_rejects_what_it_cannot_swap():

@@ -49,7 +49,7 @@ from course_helpers import CourseCopy, answered, cells_of, exercises, leaked_lin
 
 A = "ch01_tokens"
 # Each autograded test cell and its points, read from the source (ch01: 17 points over 5 cells).
-AUTO_POINTS = {cell.grade_id: cell.points for cell in graded_cells(read_text_source(text_source(REPO_ROOT, A)))
+AUTO_POINTS = {cell.grade_id: int(cell.points) for cell in graded_cells(read_text_source(text_source(REPO_ROOT, A)))
                if cell.automatic}
 WRITTEN = "batching_answer"  # the hand-graded answer, 3 points
 VISIBLE_CHANGE = "# (a comment added to a visible test after the release)\n"
