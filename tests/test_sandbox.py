@@ -118,7 +118,9 @@ FORK = (
     "            os._exit(0)\\n"
     "    except OSError as error:\\n"
     "        print(f'blocked after {{count}} processes: {{error}}')\\n"
-    "        break\\n")
+    "        break\\n"
+    "else:  # a real bomb never stops: stay alive as it would (the cap above is only a safety net)\\n"
+    "    time.sleep(10)\\n")
 def fork_bomb():
     said = subprocess.run([sys.executable, "-c", FORK], capture_output=True, text=True, timeout=60).stdout
     if "blocked" in said:
