@@ -59,7 +59,7 @@ from coursetools.outcomes import (
 from coursetools.release import earlier_releases
 from coursetools.sandbox import check as check_sandbox
 from coursetools.scan import locked_cell_changes, suspicious_code
-from coursetools.sources import build_notebook
+from coursetools.sources import build_notebook, notebook_source
 from coursetools.state import load_state, update_state
 
 DEFAULT_NOTEBOOK_TIMEOUT = 180
@@ -104,7 +104,8 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
     if unknown:
         raise ValueError(f"no submission of {assignment!r} for {unknown}; submitted: {everyone}")
     state = load_state(course, assignment)
-    tests_sha = grading_fingerprint(nbformat.read(build_notebook(course.root, assignment), as_version=4))
+    # the instructor notebook prepare() has just built from the source
+    tests_sha = grading_fingerprint(nbformat.read(notebook_source(course.root, assignment), as_version=4))
     todo = [s for s in (students or everyone)
             if force or not _still_graded(course, assignment, s, state, tests_sha)]
     changed = [s for s in todo if state.get(s, {}).get("tests_sha") not in (None, tests_sha)]
