@@ -80,15 +80,35 @@ def assert_close(actual: Any, expected: Any, *, atol: float = 1e-6, rtol: float 
     if bool(_torch_isnan(actual_t).any()) and not bool(_torch_isnan(expected_t).any()):
         raise AssertionError(f"{name} contains NaN")
     if not _torch_allclose(actual_t, expected_t, atol=atol, rtol=rtol):
-        raise AssertionError(_largest_difference(actual_t, expected_t, name))
+        raise AssertionError(_not_close(actual_t, expected_t, name, atol, rtol))
 
 
-def _largest_difference(actual: torch.Tensor, expected: torch.Tensor, name: str) -> str:
+def _not_close(actual: torch.Tensor, expected: torch.Tensor, name: str, atol: float, rtol: float) -> str:
+    """Why two float64 tensors of one shape are not close: the value furthest outside the tolerance,
+    both numbers with the digits that tell them apart, the tolerance there, and how many values fail."""
+    allowed = atol + rtol * expected.abs()
     difference = (actual - expected).abs().nan_to_num(float("inf"))
-    index = _unravel_index(int(difference.argmax()), tuple(difference.shape)) if difference.dim() else ()
+    excess = difference - allowed
+    index = _unravel_index(int(excess.argmax()), tuple(excess.shape)) if excess.dim() else ()
     index = tuple(int(i) for i in index)
-    return (f"{name} is not close to the expected value: largest difference {float(difference.max()):.3g} "
-            f"at index {index} (got {float(actual[index]):.6g}, expected {float(expected[index]):.6g})")
+    got, want = float(actual[index]), float(expected[index])
+    got_text, want_text = _distinct(got, want)
+    failing = int((excess > 0).sum())
+    where = f" at index {index}" if index else ""
+    return (f"{name} is not close to the expected value{where}: got {got_text}, expected {want_text}, a difference "
+            f"of {float(difference[index]):.3g} where at most atol + rtol * |expected| = {atol:g} + {rtol:g} * "
+            f"{abs(want):.3g} = {float(allowed[index]):.3g} is allowed ({failing} of {excess.numel()} values are "
+            "outside the tolerance)")
+
+
+def _distinct(a: float, b: float) -> tuple[str, str]:
+    """``a`` and ``b`` written with the fewest significant digits, at least 6, that tell them apart
+    (17 digits, ``repr``'s precision, tell any two different floats apart)."""
+    for digits in range(6, 18):
+        a_text, b_text = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if a_text != b_text:
+            return a_text, b_text
+    return a_text, b_text
 
 
 def assert_equal(actual: Any, expected: Any, name: str = "result") -> None:
@@ -102,10 +122,27 @@ def assert_equal(actual: Any, expected: Any, name: str = "result") -> None:
         if actual.dtype != expected.dtype:
             raise AssertionError(f"{name} should have dtype {expected.dtype}, got {actual.dtype}")
         if not _torch_equal(actual, expected):
-            raise AssertionError(f"{name} should be\n{expected}\ngot\n{actual}")
+            raise AssertionError(f"{name} should be\n{expected}\ngot\n{actual}\n{_first_difference(actual, expected)}")
         return
     if type(actual) is not type(expected) or not _plain_equal(actual, expected):
-        raise AssertionError(f"{name} should be {expected!r}, got {actual!r}")
+        raise AssertionError(f"{name} should be {_short_repr(expected)}, got {_short_repr(actual)}")
+
+
+def _first_difference(actual: torch.Tensor, expected: torch.Tensor) -> str:
+    """Where two tensors of one shape and dtype first differ, with the digits that tell the values
+    apart (a tensor prints 4 decimals, so two different tensors can print alike)."""
+    index = tuple(int(i) for i in (actual != expected).nonzero()[0]) if actual.dim() else ()
+    got, want = actual[index].item(), expected[index].item()
+    got_text, want_text = _distinct(got, want) if isinstance(want, float) else (repr(got), repr(want))
+    return f"first difference at index {index}: got {got_text}, expected {want_text}"
+
+
+def _short_repr(value: Any, limit: int = 600) -> str:
+    """``repr(value)``, its middle cut out past ``limit`` characters (a student's value may be huge)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit // 2]} ... [{len(text) - limit:,} characters cut] ... {text[-limit // 2:]}"
 
 
 def _plain_equal(actual: Any, expected: Any) -> bool:

@@ -22,7 +22,10 @@ prints one line per problem and exits 1 when there is any. Rules, for every sour
 * every name the source declares absent, in a comment ``<!-- absent: name, other_name -->`` in a
   markdown cell (what the text says neither the chapter page nor the library holds), is absent:
   no module of ``transformer_lib`` defines it and no code cell of ``book/<id>.md`` defines it
-  (``def``, ``class`` or an assignment).
+  (``def``, ``class`` or an assignment);
+* an ``assert`` that compares a difference with a tolerance (``abs(a - b) < tol``,
+  ``(a - b).abs().max() <= tol``) does not round the numbers in its message (``{x:.6f}``): two
+  values that differ beyond the tolerance would look equal; ``{x!r}`` shows every digit.
 """
 
 from __future__ import annotations
@@ -276,10 +279,64 @@ def check_names(nb: NotebookNode, page: Path) -> list[str]:
     return problems
 
 
+_FIXED = re.compile(r"\.(?P<decimals>\d+)f$")
+_ROUNDED = re.compile(r"\.\d+[eEgG%]?$")
+
+
+def rounded_tolerance_messages(nb: NotebookNode) -> list[str]:
+    """The asserts of the code cells that compare a difference with a tolerance and round a number
+    in their message too coarsely (see the module's rules), as "<cell>: line <n>: ..."."""
+    problems = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:  # IPython syntax; not a test
+            continue
+        for node in ast.walk(tree):
+            tolerance = _tolerance(node.test) if isinstance(node, ast.Assert) and node.msg is not None else None
+            if tolerance is not None and any(_too_coarse(spec, tolerance) for spec in _format_specs(node.msg)):
+                name = nbgrader_meta(cell).get("grade_id") or f"cell {index}"
+                problems.append(f"{name}: line {node.lineno}: the message rounds a number the assert compares "
+                                "within a tolerance, so different values can look equal; show it with !r (or two "
+                                "decimals finer than the tolerance) and say the tolerance")
+    return problems
+
+
+def _tolerance(test: ast.expr) -> float | None:
+    """The bound an assert compares an absolute difference (``abs(...)``, ``.abs()``) with: a
+    number, 0.0 when it is computed (every rounding then counts), None when there is no such compare."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.Lt, ast.LtE)) and any(
+                isinstance(call, ast.Call) and "abs" in {getattr(call.func, "id", ""), getattr(call.func, "attr", "")}
+                for call in ast.walk(node.left)):
+            try:
+                return float(ast.literal_eval(node.comparators[0]))
+            except ValueError:
+                return 0.0
+    return None
+
+
+def _format_specs(message: ast.expr) -> list[str]:
+    return [ast.unparse(part.format_spec)[2:-1] for part in ast.walk(message)
+            if isinstance(part, ast.FormattedValue) and part.format_spec is not None]
+
+
+def _too_coarse(spec: str, tolerance: float) -> bool:
+    """Whether a number written with ``spec`` may hide a difference that the tolerance ``tolerance``
+    counts: fixed decimals must be at least 100 times finer; significant digits always may."""
+    fixed = _FIXED.search(spec)
+    if fixed:
+        return 10.0 ** -int(fixed["decimals"]) > tolerance / 100
+    return bool(_ROUNDED.search(spec))
+
+
 def lint(assignment: str, course_root: Path = REPO_ROOT) -> list[str]:
     """:func:`lint_notebook` of an assignment's text source, each problem prefixed by its id."""
     nb = sources.read_text_source(sources.text_source(course_root, assignment))
-    problems = lint_notebook(nb) + check_names(nb, course_root / "book" / f"{assignment}.md")
+    problems = (lint_notebook(nb) + check_names(nb, course_root / "book" / f"{assignment}.md")
+                + rounded_tolerance_messages(nb))
     return [f"{assignment}: {problem}" for problem in problems]
 
 

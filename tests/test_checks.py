@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import re
 import subprocess
 import sys
 import types
@@ -196,10 +197,46 @@ def test_equal_refuses_objects_that_claim_equality():
 def test_messages_name_expected_and_got():
     with pytest.raises(AssertionError, match=r"should have shape \(2, 3\), got \(3, 2\)"):
         assert_close(torch.zeros(3, 2), torch.zeros(2, 3))
-    with pytest.raises(AssertionError, match=r"largest difference 1 at index \(1,\)"):
+    with pytest.raises(AssertionError, match=r"at index \(1,\): got 1, expected 0, a difference of 1 "):
         assert_close(torch.tensor([0.0, 1.0]), torch.tensor([0.0, 0.0]))
     with pytest.raises(AssertionError, match="should be a tensor, got list"):
         assert_close([1.0], torch.ones(1))
+
+
+def shown_numbers(message: str) -> tuple[str, str]:
+    """The got and expected numbers a message shows ("got X, expected Y")."""
+    got, expected = re.search(r"got (\S+), expected (\S+?),? ", message + " ").groups()
+    return got, expected
+
+
+def test_close_messages_tell_different_numbers_apart_and_give_the_tolerance():
+    # the student's value and the expected one differ in the 7th significant digit
+    with pytest.raises(AssertionError) as failure:
+        assert_close(torch.tensor([0.5, 1.4686069051873225], dtype=torch.float64),
+                     torch.tensor([0.5, 1.468607], dtype=torch.float64), atol=1e-9, rtol=0.0, name="tau")
+    message = str(failure.value)
+    got, expected = shown_numbers(message)
+    assert got != expected and float(got) == pytest.approx(1.4686069051873225, rel=1e-7), message
+    assert float(expected) == 1.468607, message
+    assert "at most atol + rtol * |expected| = 1e-09 + 0 * 1.47 = 1e-09 is allowed" in message, message
+    assert "(1 of 2 values are outside the tolerance)" in message and "at index (1,)" in message, message
+    # the value reported is the one furthest outside the tolerance, not the largest absolute difference
+    with pytest.raises(AssertionError, match=r"at index \(0,\): got 0.001, expected 0, .*1 of 2 values"):
+        assert_close(torch.tensor([1e-3, 1000.0], dtype=torch.float64),
+                     torch.tensor([0.0, 1000.005], dtype=torch.float64), atol=1e-6, rtol=1e-5)
+
+
+def test_equal_messages_show_where_tensors_differ_and_cut_huge_values():
+    # printed with 4 decimals the two tensors look the same; the message says where they differ
+    with pytest.raises(AssertionError) as failure:
+        assert_equal(torch.tensor([1.0, 1.00001], dtype=torch.float64), torch.ones(2, dtype=torch.float64))
+    message = str(failure.value)
+    assert "first difference at index (1,): got 1.00001, expected 1" in message, message
+    with pytest.raises(AssertionError, match="first difference at index \\(0, 2\\): got 7, expected 2"):
+        assert_equal(torch.tensor([[0, 1, 7]]), torch.tensor([[0, 1, 2]]))
+    with pytest.raises(AssertionError) as failure:
+        assert_equal("x" * 10**6, "y", name="answer")
+    assert len(str(failure.value)) < 2000 and "characters cut" in str(failure.value)
 
 
 def test_forbid_catches_calls_and_earlier_references():

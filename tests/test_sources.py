@@ -20,7 +20,7 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from coursetools import sources
 from coursetools.layout import REPO_ROOT
-from coursetools.lint import check_names, lint, lint_notebook
+from coursetools.lint import check_names, lint, lint_notebook, rounded_tolerance_messages
 from coursetools.nbgrader_plugins import INCLUDE_RULES, IncludeGradingRules, grading_rules
 
 ASSIGNMENTS = sources.assignments(REPO_ROOT)
@@ -122,6 +122,20 @@ def test_lint_checks_the_names_the_text_gives(clean):
     assert check_names(_with_text(clean, "neither holds it <!-- absent: pad_left_to_the_moon -->"), page) == []
     held = check_names(_with_text(clean, "<!-- absent: pad_batch, lengths_to_mask -->"), page)
     assert sum("declared absent, but transformer_lib defines it" in p for p in held) == 2, held
+
+
+def test_lint_finds_numbers_rounded_in_a_tolerance_message():
+    """The message "should be ... = 1.468607, got 1.4686069051873225" rounded the expected value so
+    that the two looked equal."""
+    def problems(line: str) -> list[str]:
+        return rounded_tolerance_messages(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(line)]))
+
+    assert problems('assert abs(got - want) < 1e-9, f"should be {want:.6f}, got {got}"')
+    assert problems('assert (got - want).abs().max() <= tol, f"off by {float(got - want):.3g}"')
+    assert problems('assert abs(share - 0.25) < 0.02, f"agree {share:.2f} of the time"')
+    assert not problems('assert abs(got - want) < 1e-9, f"should be {want!r} (within 1e-9), got {got!r}"')
+    assert not problems('assert abs(loss - 2.08) < 0.1, f"the loss {loss:.3f} should be near 2.08"')
+    assert not problems('assert 0.16 < spread < 0.26, f"the spread is {spread:.3f}"')
 
 
 @pytest.fixture()
