@@ -53,9 +53,26 @@ c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"[\s\S]"
 # A deleted test cell comes back (and is graded) instead of leaving the grade empty.
 c.OverwriteCells.add_missing_cells = True
-# Huge printed outputs are cut before they reach the gradebook and feedback.
+# Huge printed outputs are cut before they reach the gradebook and feedback: in lines by nbgrader,
+# and in bytes per cell by the course (coursetools/output_cap.py: the cut is said where it happens,
+# and the student flagged `output cut`); the bytes also while the cell runs, since nbclient holds a
+# cell's whole output in memory until it ends.
 c.LimitOutput.max_lines = 200
 c.LimitOutput.max_traceback = 30
+c.CapOutputBytes.max_bytes = 300_000
+
+from nbgrader.converters.autograde import Autograde  # noqa: E402
+from nbgrader.preprocessors import LimitOutput  # noqa: E402
+
+from coursetools.nbgrader_plugins import ExplainTimeouts  # noqa: E402
+from coursetools.output_cap import CapOutputBytes, CappedKernelClient  # noqa: E402
+
+c.ConfinedKernelManager.client_factory = CappedKernelClient
+# After execution: a cell stopped at the time limit says the limit and what to do; then the cap.
+_autograde = Autograde.class_traits()["autograde_preprocessors"].default()
+_after_limit = _autograde.index(LimitOutput) + 1
+c.Autograde.autograde_preprocessors = [*_autograde[:_after_limit], ExplainTimeouts, CapOutputBytes,
+                                       *_autograde[_after_limit:]]
 
 # --- the text every assignment shares -------------------------------------------------------------
 # "How grading works" is written once (coursetools/how_grading_works.md) and put into each release
@@ -73,6 +90,8 @@ c.IncludeGradingRules.cell_timeout = c.ExecutePreprocessor.timeout
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import GetGrades  # noqa: E402
 
-from coursetools.nbgrader_plugins import HideHiddenTests  # noqa: E402
+from coursetools.nbgrader_plugins import FeedbackExporter, HideHiddenTests  # noqa: E402
 
 c.GenerateFeedback.preprocessors = [HideHiddenTests, GetGrades, CSSHTMLHeaderPreprocessor]
+# nbgrader's feedback page loads MathJax from a CDN; this one carries the book's copy inlined.
+c.GenerateFeedback.exporter_class = FeedbackExporter

@@ -54,6 +54,7 @@ from coursetools.outcomes import (
     cells_stopped_at_limit,
     explained_log,
     grading_fingerprint,
+    output_cut,
     tampering_seen_by_tests,
 )
 from coursetools.release import earlier_releases
@@ -172,17 +173,18 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
     course.log_file(assignment, student).write_text(explained_log(log, edited), encoding="utf-8")
     if returncode is None:
         _remove_autograded(course, assignment, student)
-    ungraded, stopped = [], []
+    ungraded, stopped, cut = [], [], []
     if returncode == 0:
         autograded = course.notebook("autograded", assignment, student)
         if autograded.is_file():
             autograded_nb = nbformat.read(autograded, as_version=4)
             flags = tampering_seen_by_tests(autograded_nb) + flags
             stopped = cells_stopped_at_limit(autograded_nb)
+            cut = output_cut(autograded_nb)
         scores = gradebook_scores(course, assignment, student)
         ungraded = [cell.grade_id for cell in graded_cells(release)
                     if cell.automatic and scores.get(cell.grade_id) is None]
-    status, details = autograde_status(returncode, log, flags, ungraded, notebook_timeout, stopped)
+    status, details = autograde_status(returncode, log, flags, ungraded, notebook_timeout, stopped, cut)
     if not confine:
         details = [UNCONFINED, *details]
     return Outcome(status, details, round(time.monotonic() - start, 1), sha)

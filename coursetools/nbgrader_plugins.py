@@ -10,15 +10,28 @@ failed and the message it gave, never the hidden code.
 :class:`IncludeGradingRules` runs when an assignment is generated: it puts the course's one text
 on how grading works (``coursetools/how_grading_works.md``, with the per-cell time limit of
 ``nbgrader_config.py``) where a source notebook's markdown has the line :data:`INCLUDE_RULES`.
+
+:class:`ExplainTimeouts` runs at autograde, after execution: nbgrader leaves a cell stopped at the
+per-cell time limit with a bare ``KeyboardInterrupt`` and ``CellTimeoutError``; the latter's message
+becomes the limit, in seconds, and what to do about it.
+
+:class:`FeedbackExporter` writes the feedback pages: nbgrader's feedback template, with MathJax
+(the copy the book ships, from ``sphinx-mathjax-offline``) inlined instead of loaded from a CDN,
+so that a page handed back on its own typesets its maths offline.
 """
 
 from __future__ import annotations
 
 import re
+from functools import cache
+from importlib.metadata import distribution
 from importlib.resources import files
+from pathlib import Path
 
+from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
-from traitlets import Bool, Int
+from nbgrader.preprocessors import Execute
+from traitlets import Bool, Int, List, Unicode, default
 
 from coursetools.cells import nbgrader_meta
 from coursetools.hidden import redact, split_hidden
@@ -84,3 +97,70 @@ class IncludeGradingRules(Preprocessor):
                 cell.source = "\n".join(grading_rules(self.cell_timeout) if line.strip() == INCLUDE_RULES else line
                                         for line in cell.source.splitlines())
         return nb, resources
+
+
+# --- a cell stopped at the time limit -----------------------------------------------------------
+
+TIMEOUT_ERROR = "CellTimeoutError"  # the error nbgrader's Execute adds to a cell it stopped
+
+
+def timeout_message(seconds: int) -> str:
+    """What a student reads under a cell stopped after ``seconds``."""
+    return (f"this cell was stopped: it ran past the {seconds} s each cell may take when graded, so it and "
+            "what depends on it scored nothing. Make it faster (an endless loop? a Python loop over every "
+            "element where a tensor operation would do?), then check it in your notebook: Kernel > Restart & "
+            f"Run All, with %%time as the first line of the cell; it must finish well under {seconds} s.")
+
+
+class ExplainTimeouts(Preprocessor):
+    """Say the limit and what to do in the ``CellTimeoutError`` of each cell stopped at the time limit."""
+
+    enabled = Bool(True, help="Run whenever it is listed (nbconvert's default is off)").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        message = timeout_message(Execute(config=self.config).timeout)  # the limit nbgrader ran with
+        for cell in nb.cells:
+            for output in cell.get("outputs", []):
+                if output.output_type == "error" and output.ename == TIMEOUT_ERROR:
+                    output.evalue = message
+                    output.traceback = [f"{TIMEOUT_ERROR}: {message}"]
+        return nb, resources
+
+
+# --- feedback pages that work offline -----------------------------------------------------------
+
+MATHJAX = "tex-svg-full.js"  # MathJax 3 with every TeX extension and SVG output: one file, no fonts to load
+FEEDBACK_TEMPLATE = "course_feedback"  # coursetools/templates/: nbgrader's "feedback" with local MathJax
+
+
+@cache
+def mathjax_script() -> str:
+    """The MathJax the book ships (``sphinx-mathjax-offline``'s copy), as the text of a script."""
+    path = Path(distribution("sphinx-mathjax-offline").locate_file(f"sphinx-mathjax-offline/static/mathjax/{MATHJAX}"))
+    text = path.read_text(encoding="utf-8")
+    if "</script" in text.lower():
+        raise ValueError(f"{path} holds '</script', which would end an inline script early")
+    return text
+
+
+class FeedbackExporter(HTMLExporter):
+    """nbgrader's feedback page with MathJax inlined (:func:`mathjax_script`).
+
+    nbgrader's feedback template calls nbconvert's ``mathjax()`` macro without an address, so
+    ``HTMLExporter.mathjax_url`` cannot change it: the template :data:`FEEDBACK_TEMPLATE` extends
+    nbgrader's and its ``mathjax.html.j2`` replaces the macro. Template and folders are fixed here
+    (not configurable), since nbgrader configures every ``HTMLExporter`` for its own template.
+    """
+
+    template_name = Unicode(FEEDBACK_TEMPLATE)
+    extra_template_basedirs = List(Unicode())
+
+    @default("extra_template_basedirs")
+    def _course_templates(self) -> list[str]:
+        import nbgrader.server_extensions.formgrader as formgrader
+
+        return [str(files("coursetools") / "templates"), str(Path(formgrader.__file__).parent / "templates")]
+
+    def default_filters(self):
+        yield from super().default_filters()
+        yield "local_mathjax", lambda _: mathjax_script()

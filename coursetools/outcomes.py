@@ -13,6 +13,8 @@ status                 when
                        of the tests altered (scores are kept; an instructor reviews them)
 ``cell timed out``     autograde finished, but a cell was stopped at the per-cell time limit
                        (what it tests scored 0; an instructor looks at why)
+``output cut``         autograde finished, but a cell's output passed the bytes a cell keeps
+                       (:mod:`coursetools.output_cap`; scores stand, an instructor looks at why)
 ``kernel died``        the kernel was lost (nbgrader exits 1 and keeps no scores)
 ``timed out``          killed at the notebook time limit, or nbgrader gave up on a cell
 ``missing notebook``   no readable notebook of the expected name was submitted
@@ -28,6 +30,8 @@ from dataclasses import dataclass, field
 
 from nbformat import NotebookNode
 
+from coursetools.output_cap import cut_cells
+
 OK = "ok"
 KERNEL_DIED = "kernel died"
 TIMED_OUT = "timed out"
@@ -35,10 +39,11 @@ TAMPERED = "tampered"
 MISSING = "missing notebook"
 MANUAL = "needs manual grade"
 CELL_TIMED_OUT = "cell timed out"
+OUTPUT_CUT = "output cut"
 # Written first in the details of every student graded with ``--unsafe-no-sandbox``.
 UNCONFINED = "graded unconfined: the notebook could read and change the course and the machine"
-STATUSES = (OK, KERNEL_DIED, TIMED_OUT, CELL_TIMED_OUT, TAMPERED, MISSING, MANUAL)
-GRADED = (OK, TAMPERED, MANUAL, CELL_TIMED_OUT)  # the statuses whose autograded notebook holds scores
+STATUSES = (OK, KERNEL_DIED, TIMED_OUT, CELL_TIMED_OUT, OUTPUT_CUT, TAMPERED, MISSING, MANUAL)
+GRADED = (OK, TAMPERED, MANUAL, CELL_TIMED_OUT, OUTPUT_CUT)  # the statuses whose autograded notebook holds scores
 KERNEL_DIED_LOG = re.compile("DeadKernelError|Kernel died")  # how nbgrader's log says so
 TIMED_OUT_LOG = re.compile("CellTimeoutError|Timeout waiting")
 ANY_ERROR_LOG = re.compile("Error|error")
@@ -56,7 +61,7 @@ class Outcome:
 
 
 def autograde_status(returncode: int | None, log: str, flags: list[str], ungraded: list[str],
-                     notebook_timeout: float, stopped: list[str] = ()) -> tuple[str, list[str]]:
+                     notebook_timeout: float, stopped: list[str] = (), cut: list[str] = ()) -> tuple[str, list[str]]:
     """The status and its details, once ``nbgrader autograde`` ran on a readable notebook.
 
     Args:
@@ -65,17 +70,20 @@ def autograde_status(returncode: int | None, log: str, flags: list[str], ungrade
         flags: the tampering found by the scan and by the tests.
         ungraded: the test cells the gradebook holds no score for.
         stopped: the cells stopped at the per-cell time limit (:func:`cells_stopped_at_limit`).
+        cut: what was cut of the cells' output (:func:`output_cut`).
     """
     if returncode is None:
         return TIMED_OUT, [f"stopped after {notebook_timeout:g} s", *flags]
     if returncode != 0:
         return failed_autograde_status(log), [last_error_line(log), *flags]
     if flags:
-        return TAMPERED, flags + _stopped_details(stopped)
+        return TAMPERED, flags + _stopped_details(stopped) + list(cut)
     if stopped:
-        return CELL_TIMED_OUT, _stopped_details(stopped)
+        return CELL_TIMED_OUT, _stopped_details(stopped) + list(cut)
     if ungraded:
-        return MANUAL, [f"no automatic score for {', '.join(ungraded)}"]
+        return MANUAL, [f"no automatic score for {', '.join(ungraded)}", *cut]
+    if cut:
+        return OUTPUT_CUT, list(cut)
     return OK, []
 
 
@@ -94,6 +102,12 @@ def cells_stopped_at_limit(autograded: NotebookNode) -> list[str]:
             for index, cell in enumerate(autograded.cells) if cell.cell_type == "code"
             and any(output.output_type == "error" and output.ename == "KeyboardInterrupt"
                     for output in cell.get("outputs", []))]
+
+
+def output_cut(autograded: NotebookNode) -> list[str]:
+    """What the cap on output per cell cut in the autograded notebook, a line per cell."""
+    return [f"{name}: {cut:,} bytes of output not kept (more than a cell keeps: CapOutputBytes.max_bytes)"
+            for name, cut in cut_cells(autograded)]
 
 
 def _stopped_details(stopped: list[str]) -> list[str]:

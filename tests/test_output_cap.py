@@ -1,0 +1,164 @@
+"""The cap on each graded cell's output in bytes, and the message of a cell stopped at the time
+limit, without a kernel: the rules on made-up outputs and kernel messages, and their place in
+``nbgrader_config.py``. ``test_hostile_submissions.py`` grades a student who prints 20 MB and one
+who loops, through the real pipeline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import zmq
+import zmq.asyncio
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+from nbgrader.preprocessors import LimitOutput, SaveAutoGrades
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+from coursetools.layout import REPO_ROOT
+from coursetools.nbgrader_plugins import ExplainTimeouts, timeout_message
+from coursetools.outcomes import OUTPUT_CUT, TAMPERED, autograde_status, output_cut
+from coursetools.output_cap import (
+    DROPPED_KEY,
+    NOTE_KEY,
+    CapOutputBytes,
+    CappedIOPubChannel,
+    CappedKernelClient,
+    cap_outputs,
+    noted_bytes,
+    output_bytes,
+)
+
+MB = 2**20
+LINE = "x" * (MB - 1) + "\n"
+
+
+def flooded_cell():
+    """An answer cell that printed 20 MB in 1 MB lines, then failed a test."""
+    streams = [new_output("stream", name="stdout", text=LINE) for _ in range(20)]
+    error = new_output("error", ename="AssertionError", evalue="add(1, 1) should be 2",
+                       traceback=["Traceback", "  line 1", "AssertionError: add(1, 1) should be 2"])
+    return new_code_cell("for _ in range(20): print('x' * (2**20 - 1))", outputs=[*streams, error],
+                         metadata={"nbgrader": {"grade_id": "add"}})
+
+
+def test_a_cell_keeps_its_first_bytes_and_says_where_the_cut_is():
+    cell = flooded_cell()
+    kept, cut = cap_outputs(cell.outputs, 300_000)
+    stream, note, error = kept
+    assert stream.output_type == "stream" and output_bytes(stream) == 300_000
+    assert note.output_type == "display_data" and "output cut here" in note.data["text/plain"]
+    assert noted_bytes(note) == cut == 20 * MB - 300_000
+    assert f"{cut:,} bytes of it are not kept" in note.data["text/plain"] and "300,000 bytes" in note.data["text/plain"]
+    # the error decides the score: it is kept, with its message
+    assert error.ename == "AssertionError" and error.evalue == "add(1, 1) should be 2"
+    assert sum(output_bytes(o) for o in kept) < 300_000 + 1_000
+
+
+def test_a_huge_error_is_kept_shortened_and_small_output_untouched():
+    huge = new_output("error", ename="AssertionError", evalue="y" * MB, traceback=["z" * 100] * 10_000)
+    (error, note), cut = cap_outputs([huge], 300_000)
+    assert error.ename == "AssertionError" and error.evalue.startswith("y") and output_bytes(error) <= 300_000
+    assert noted_bytes(note) == cut > 0
+    small = [new_output("stream", name="stdout", text="hello\n"), new_output("display_data", data={"text/plain": "1"})]
+    assert cap_outputs(small, 300_000) == (small, 0)
+
+
+def test_the_preprocessor_caps_each_cell_at_the_configured_limit():
+    nb = new_notebook(cells=[flooded_cell(), flooded_cell()])
+    config = Config()
+    config.CapOutputBytes.max_bytes = 50_000
+    nb, _ = CapOutputBytes(config=config).preprocess(nb, {})
+    for cell in nb.cells:
+        assert sum(output_bytes(o) for o in cell.outputs) < 50_000 + 1_000
+        assert [noted_bytes(o) for o in cell.outputs if noted_bytes(o)] == [20 * MB - 50_000]
+
+
+def test_a_cut_flags_the_student_and_says_how_much():
+    nb = new_notebook(cells=[flooded_cell()])
+    nb, _ = CapOutputBytes().preprocess(nb, {})
+    cut = output_cut(nb)
+    assert cut == [f"add: {20 * MB - 300_000:,} bytes of output not kept (more than a cell keeps: "
+                   "CapOutputBytes.max_bytes)"]
+    assert autograde_status(0, "", [], [], 75, [], cut) == (OUTPUT_CUT, cut)
+    assert autograde_status(0, "", ["edited locked cell test_add"], [], 75, [], cut)[0] == TAMPERED
+    assert output_cut(new_notebook(cells=[new_code_cell("1")])) == []
+
+
+def message(kind: str, parent: str, **content) -> dict:
+    return {"msg_type": kind, "header": {"msg_type": kind, "msg_id": f"{kind}-{parent}"},
+            "parent_header": {"msg_id": parent}, "metadata": {}, "content": content, "buffers": []}
+
+
+class FakeIOPub(CappedIOPubChannel):
+    """The capped channel reading from a list instead of a socket."""
+
+    def __init__(self, messages: list[dict], max_bytes: int) -> None:
+        socket = zmq.asyncio.Context.instance().socket(zmq.SUB)  # the channel checks its type
+        super().__init__(socket, None)
+        socket.close(linger=0)
+        self.messages, self.max_bytes = list(messages), max_bytes
+        channel = self
+
+        class Socket:
+            async def poll(self, timeout=None) -> bool:
+                return bool(channel.messages)
+
+        self.socket = Socket()
+
+    async def _recv(self, **kwargs) -> dict:
+        return self.messages.pop(0)
+
+    def received(self) -> list[dict]:
+        async def drain() -> list[dict]:
+            return [await self.get_msg() for _ in iter(lambda: bool(self.messages or self._held), False)]
+        return asyncio.run(drain())
+
+
+def test_while_a_cell_runs_its_output_past_the_limit_is_dropped_as_it_arrives():
+    """nbclient holds a cell's outputs until it ends: the grader held all 20 MB."""
+    floods = [message("stream", "cell-1", name="stdout", text=LINE) for _ in range(20)]
+    reply = message("display_data", "request-2", data={"application/x-course-protocol": "r" * MB}, metadata={})
+    idle = message("status", "cell-1", execution_state="idle")
+    got = FakeIOPub([*floods, reply, idle], 300_000).received()
+    assert [m for m in got if m["msg_type"] == "stream"] == floods[:1], "past the limit, prints are dropped"
+    assert reply in got, "a message of a protocol's MIME type (not a display) passes uncounted"
+    note, last = got[-2:]
+    assert note["msg_type"] == "display_data" and last == idle, "the note comes just before the cell ends"
+    assert note["content"]["metadata"][NOTE_KEY] == note["content"]["metadata"][DROPPED_KEY] == 19 * MB
+
+
+def test_a_caller_with_a_timeout_gets_a_message_even_when_it_was_dropped():
+    """jupyter_client's execute_interactive polls, then asks with timeout 0: a dropped message
+    must not become ``queue.Empty``."""
+    first, second = (message("stream", "cell-1", name="stdout", text=LINE) for _ in range(2))
+    channel = FakeIOPub([first, second], 1000)
+    assert asyncio.run(channel.get_msg(timeout=0)) == first
+    emptied = asyncio.run(channel.get_msg(timeout=0))
+    assert emptied["msg_type"] == "stream" and emptied["content"]["text"] == ""
+
+
+def test_the_configuration_caps_during_and_after_execution():
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO_ROOT)).load_config()
+    assert config.ConfinedKernelManager.client_factory is CappedKernelClient
+    preprocessors = config.Autograde.autograde_preprocessors
+    order = [preprocessors.index(p) for p in (LimitOutput, ExplainTimeouts, CapOutputBytes, SaveAutoGrades)]
+    assert order == sorted(order), "the cap runs after nbgrader's line limit and before the scores are saved"
+    assert 100_000 <= config.CapOutputBytes.max_bytes <= 1_000_000
+
+
+@pytest.mark.parametrize("seconds", [20, 30])
+def test_a_cell_stopped_at_the_limit_says_the_limit_and_what_to_do(seconds):
+    """Issue 34: the feedback said only ``KeyboardInterrupt`` / ``CellTimeoutError``."""
+    cell = new_code_cell("while True: pass", outputs=[
+        new_output("error", ename="KeyboardInterrupt", evalue="", traceback=["KeyboardInterrupt: "]),
+        new_output("error", ename="CellTimeoutError", evalue="",
+                   traceback=["\x1b[0;31mCellTimeoutError\x1b[0m: No reply from kernel before timeout"])])
+    config = Config()
+    config.ExecutePreprocessor.timeout = seconds
+    nb, _ = ExplainTimeouts(config=config).preprocess(new_notebook(cells=[cell]), {})
+    interrupt, timeout = nb.cells[0].outputs
+    assert interrupt.ename == "KeyboardInterrupt", "kept: outcomes.cells_stopped_at_limit reads it"
+    assert timeout.evalue == timeout_message(seconds) and timeout.traceback == [f"CellTimeoutError: {timeout.evalue}"]
+    assert f"ran past the {seconds} s each cell may take" in timeout.evalue and "%%time" in timeout.evalue
