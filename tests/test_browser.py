@@ -10,39 +10,23 @@ when ``COURSE_REQUIRE_BROWSER=1`` (CI installs Chromium and sets it), where that
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 
 from coursetools.layout import REPO_ROOT
 
 from book_helpers import chapter_pages, toc_files
+from browser_helpers import UNRENDERED_MATHS, chromium, offline_page, remote
 
 pytestmark = pytest.mark.slow
 HTML = REPO_ROOT / "_build" / "html"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:")
 
 
 @pytest.fixture(scope="module")
 def browser():
-    if CHROMIUM is None:
-        if os.environ.get("COURSE_REQUIRE_BROWSER") == "1":
-            pytest.fail("COURSE_REQUIRE_BROWSER=1 but no chromium on PATH (apt-get install chromium)")
-        pytest.skip("no headless Chromium installed (Debian package `chromium`); .ci/run installs it")
-    if not (HTML / "index.html").is_file():
-        pytest.fail("no built book: run `make book` first")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-        )
+    with chromium() as browser:
+        if not (HTML / "index.html").is_file():
+            pytest.fail("no built book: run `make book` first")
         yield browser
-        browser.close()
 
 
 def open_page(page, path: str) -> None:
@@ -55,31 +39,18 @@ def open_page(page, path: str) -> None:
 
 @pytest.mark.parametrize("path", toc_files())
 def test_page_renders_offline(browser, path: str):
-    context = browser.new_context()
-    outbound: list[str] = []
-
-    def refuse(route):
-        outbound.append(route.request.url)
-        route.abort()
-
-    context.route("http://**/*", refuse)
-    context.route("https://**/*", refuse)
-    page = context.new_page()
-    requested: list[str] = []
-    page.on("request", lambda request: requested.append(request.url))
+    page, requested, refused = offline_page(browser)
     open_page(page, path)
 
-    unrendered = page.evaluate(
-        "() => [...document.querySelectorAll('.math')].filter(m => !m.querySelector('mjx-container')).length")
+    unrendered = page.evaluate(UNRENDERED_MATHS)
     assert unrendered == 0, f"{path}: {unrendered} formulas were not typeset"
 
     broken_images = page.evaluate(
         "() => [...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
     assert not broken_images, f"{path}: images that did not load: {broken_images}"
 
-    remote = [url for url in requested if not url.startswith(LOCAL_SCHEMES)]
-    assert not remote and not outbound, f"{path}: requests left the machine: {remote + outbound}"
-    context.close()
+    assert not remote(requested, refused), f"{path}: requests left the machine: {remote(requested, refused)}"
+    page.context.close()
 
 
 OVERFLOWING = """() => [...document.querySelectorAll(
