@@ -16,9 +16,11 @@ import pytest
 
 from coursetools import grading
 from coursetools.cli import main
-from coursetools.hidden import HIDDEN_MARKERS, hidden_lines
+from coursetools.hidden import HIDDEN_MARKERS, hidden_lines, visible_text
 from coursetools.layout import REPO_ROOT
-from coursetools.outcomes import CELL_TIMED_OUT, KERNEL_DIED, MISSING, OK, TAMPERED, TIMED_OUT
+from coursetools.nbgrader_plugins import timeout_message
+from coursetools.outcomes import CELL_TIMED_OUT, KERNEL_DIED, MISSING, OK, OUTPUT_CUT, TAMPERED, TIMED_OUT
+from coursetools.output_cap import DROPPED_KEY, noted_bytes
 from coursetools.sources import assignments
 from coursetools.state import load_state
 
@@ -28,6 +30,7 @@ pytestmark = pytest.mark.slow
 # Generous for a loaded 2-core machine: importing torch in a kernel has taken 10 s there.
 CELL_TIMEOUT = 20
 NOTEBOOK_TIMEOUT = 75
+FLOOD_LINES = 20  # the output-flooding student prints this many lines of 1 MB before its answer
 ASSIGNMENTS = [a for a in ("ch01_tokens",) if a in assignments(REPO_ROOT)]
 # Per assignment: a solution cell replaced by one that only calls the library's reference.
 REFERENCE_SOLUTIONS = {
@@ -98,6 +101,10 @@ def submissions(solution, release, assignment: str) -> dict:
     cells_of(syntax, "solution")[0].source += "\ndef broken(:\n    pass"
     subs["syntax_error"] = syntax
     subs["huge_output"] = with_cell(solution, "for i in range(200_000):\n    print('spam', i)", index=0)
+    flood = copy.deepcopy(solution)
+    cells_of(flood, "solution")[0].source = (f"for _ in range({FLOOD_LINES}):\n    print('x' * (2**20 - 1))\n"
+                                             + cells_of(flood, "solution")[0].source)
+    subs["floods_output"] = flood
     subs["misnamed"] = solution
     subs["no_notebook"] = None
     if assignment in REFERENCE_SOLUTIONS:
@@ -154,7 +161,7 @@ def test_commands_succeed_and_time_is_bounded(graded):
     assert seconds < worst_case, f"grading took {seconds:.0f} s, more than the worst case {worst_case} s"
 
 
-@pytest.mark.parametrize("student", ["solution", "warns_on_stderr", "huge_output", "deleted_tests",
+@pytest.mark.parametrize("student", ["solution", "warns_on_stderr", "huge_output", "floods_output", "deleted_tests",
                                      "edited_locked"])
 def test_full_marks(graded, student):
     earned, possible = points(graded[0], student)
@@ -168,7 +175,8 @@ def test_no_marks(graded, student):
 
 
 @pytest.mark.parametrize("student, expected", [
-    ("solution", OK), ("stub", OK), ("warns_on_stderr", OK), ("huge_output", OK), ("syntax_error", OK),
+    ("solution", OK), ("stub", OK), ("warns_on_stderr", OK), ("syntax_error", OK),
+    ("huge_output", OUTPUT_CUT), ("floods_output", OUTPUT_CUT),
     ("infinite_loop", CELL_TIMED_OUT), ("kernel_suicide", KERNEL_DIED), ("ignores_sigint", TIMED_OUT),
     ("deleted_tests", TAMPERED), ("edited_locked", TAMPERED), ("monkeypatch", TAMPERED), ("code_swap", TAMPERED),
     ("misnamed", MISSING), ("no_notebook", MISSING),
@@ -229,8 +237,33 @@ def test_feedback_quotes_no_hidden_line_and_autograded_is_not_handed_back(graded
 def test_report_lists_the_problems(graded):
     copy_ = graded[0]
     page = copy_.course.report(copy_.assignment).read_text(encoding="utf-8")
-    for text in ("<svg", "pass rate", "kernel_suicide", "ignores_sigint", "monkeypatch", "timed out", "infinite_loop"):
+    for text in ("<svg", "pass rate", "kernel_suicide", "ignores_sigint", "monkeypatch", "timed out", "infinite_loop",
+                 "floods_output", "output cut", "bytes of output not kept"):
         assert text in page
+
+
+def test_output_is_capped_in_bytes_said_where_and_never_held_whole(graded):
+    """Issue 34: 300 MB printed in 1 MB lines left a 199 MB autograded notebook and feedback page."""
+    copy_ = graded[0]
+    course, assignment = copy_.course, copy_.assignment
+    sizes = {student: (course.notebook("autograded", assignment, student).stat().st_size,
+                       course.feedback_page(assignment, student).stat().st_size)
+             for student in ("solution", "floods_output")}
+    cap, margin = 300_000, 50_000
+    assert sizes["floods_output"][0] < sizes["solution"][0] + cap + margin, sizes
+    assert sizes["floods_output"][1] < sizes["solution"][1] + cap + margin, sizes
+    notes = [output for cell in copy_.autograded("floods_output").cells for output in cell.get("outputs", [])
+             if noted_bytes(output)]
+    assert len(notes) == 1 and noted_bytes(notes[0]) > (FLOOD_LINES - 1) * 2**20, notes
+    assert noted_bytes(notes[0], DROPPED_KEY) > (FLOOD_LINES - 2) * 2**20, "the grader held the whole output"
+    assert "output cut here" in copy_.feedback_html("floods_output")
+    assert any("bytes of output not kept" in d for d in graded[1]["floods_output"]["details"])
+
+
+def test_a_cell_stopped_at_the_time_limit_says_the_limit_in_the_feedback(graded):
+    """Issue 34: the feedback said only ``KeyboardInterrupt`` / ``CellTimeoutError``."""
+    page = visible_text(graded[0].feedback_html("infinite_loop"))
+    assert timeout_message(CELL_TIMEOUT) in " ".join(page.split()), page[-3000:]
 
 
 def test_a_second_run_resumes_and_force_regrades_only_who_is_asked(graded):
