@@ -10,8 +10,10 @@ applied twice:
   message of a cell in memory until the cell ends, so the client passes a cell's printed and
   displayed output on until it has passed the limit, then drops the rest as it arrives; when the
   cell ends it says how many bytes it dropped in a note (:func:`note`) that nbclient adds to the
-  cell's outputs. The grader then holds at most the limit plus one message per cell (one message
-  is bounded by the kernel's memory limit). Messages whose MIME type no notebook front end shows
+  cell's outputs. The grader then holds at most the limit plus one message per cell. One message
+  is not cut: ipykernel sends what a cell printed within 0.2 s as one message, so a tight loop's
+  prints can arrive as one, bounded only by the kernel's memory limit (``Limits.memory_bytes``:
+  4 GiB). Messages whose MIME type no notebook front end shows
   (the course's own protocols) are passed on uncounted: the stored cap below still applies to
   anything they put in a cell;
 * **once the notebook has run**, by :class:`CapOutputBytes`, an autograde preprocessor listed

@@ -102,8 +102,9 @@ def submissions(solution, release, assignment: str) -> dict:
     subs["syntax_error"] = syntax
     subs["huge_output"] = with_cell(solution, "for i in range(200_000):\n    print('spam', i)", index=0)
     flood = copy.deepcopy(solution)
-    cells_of(flood, "solution")[0].source = (f"for _ in range({FLOOD_LINES}):\n    print('x' * (2**20 - 1))\n"
-                                             + cells_of(flood, "solution")[0].source)
+    # flushed: one message a line (ipykernel sends what a cell prints within 0.2 s as one message)
+    answer = cells_of(flood, "solution")[0]
+    answer.source = f"for _ in range({FLOOD_LINES}):\n    print('x' * (2**20 - 1), flush=True)\n" + answer.source
     subs["floods_output"] = flood
     subs["misnamed"] = solution
     subs["no_notebook"] = None
