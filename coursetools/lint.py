@@ -6,7 +6,8 @@ prints one line per problem and exits 1 when there is any. Rules, for every sour
 * every nbgrader cell has ``schema_version: 3`` and a ``grade_id``, unique in the notebook;
 * every solution code cell has balanced ``### BEGIN SOLUTION`` / ``### END SOLUTION`` markers;
 * every autograded test cell is locked, has points, and exactly one hidden block, whose first
-  line is the instructor notes (``# Instructor notes: ...``: the mistakes the block catches);
+  line (after its ``# checks:`` line, see below) is the instructor notes
+  (``# Instructor notes: ...``: the mistakes the block catches);
 * every hand-graded answer has points;
 * the points table in the ``grading`` cell adds up: its rows sum to its total, which equals the
   sum of the graded cells' points; each ``## Exercise N: ... (k points)`` heading gives the sum
@@ -22,7 +23,11 @@ prints one line per problem and exits 1 when there is any. Rules, for every sour
 * every name the source declares absent, in a comment ``<!-- absent: name, other_name -->`` in a
   markdown cell (what the text says neither the chapter page nor the library holds), is absent:
   no module of ``transformer_lib`` defines it and no code cell of ``book/<id>.md`` defines it
-  (``def``, ``class`` or an assignment).
+  (``def``, ``class`` or an assignment);
+* every exercise is fair (:mod:`coursetools.fairness`): each hidden block declares the kinds it
+  checks (``# checks: value; edge <detail>; ...``) and a visible test of the same exercise shows
+  each of them; what a hidden block refuses or forbids, a visible test refuses too; the errors it
+  expects, a visible test expects and the instructions name.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from nbformat.notebooknode import NotebookNode
 
 from coursetools import sources
 from coursetools.cells import is_autograded_test, nbgrader_meta
+from coursetools.fairness import DECLARATION, check_fairness
 from coursetools.hidden import BEGIN_SOLUTION, END_SOLUTION, HIDDEN_MARKERS, SOLUTION_MARKERS, parse_blocks
 from coursetools.layout import REPO_ROOT
 from coursetools.nbgrader_plugins import INCLUDE_RULES
@@ -65,8 +71,9 @@ def _paired(roles: list[str]) -> bool:
 
 
 def _hidden_notes(source: str) -> str:
-    """The first non-blank line inside the hidden block."""
-    return next((line.strip() for role, line in parse_blocks(source) if role == "inside" and line.strip()), "")
+    """The first non-blank line inside the hidden block, after its ``# checks:`` line if it opens with one."""
+    return next((line.strip() for role, line in parse_blocks(source) if role == "inside" and line.strip()
+                 and not line.strip().startswith(DECLARATION)), "")
 
 
 def _points_table(source: str) -> tuple[list[float], float | None]:
@@ -279,7 +286,7 @@ def check_names(nb: NotebookNode, page: Path) -> list[str]:
 def lint(assignment: str, course_root: Path = REPO_ROOT) -> list[str]:
     """:func:`lint_notebook` of an assignment's text source, each problem prefixed by its id."""
     nb = sources.read_text_source(sources.text_source(course_root, assignment))
-    problems = lint_notebook(nb) + check_names(nb, course_root / "book" / f"{assignment}.md")
+    problems = lint_notebook(nb) + check_names(nb, course_root / "book" / f"{assignment}.md") + check_fairness(nb)
     return [f"{assignment}: {problem}" for problem in problems]
 
 
