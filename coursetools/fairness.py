@@ -11,7 +11,8 @@ cells up to the next ``## `` heading) to these rules, read from its source witho
   ``edge <detail>`` (an input at the edge of what is allowed: an empty list, one row, a 1-D
   tensor, a zero count) and ``bound <detail>`` (a time or memory bound); the ``detail`` of the
   last three must be written in the code of a visible test of the same exercise (in an
-  assertion's message or a call, not in a comment), so that the student saw it checked;
+  assertion's message or a call, not in a comment) or in the exercise's instructions, so that
+  the student was shown it or told of it;
 * every target a hidden block passes to ``refuse`` or ``forbid`` (``torch.autograd.grad``,
   ``transformer_lib.attention.AdditiveAttention``...) is also refused or forbidden by a visible
   test of the same exercise;
@@ -225,7 +226,8 @@ def declared_kinds(hidden: str) -> list[tuple[str, str]] | None:
 
 
 def _normal(text: str) -> str:
-    return " ".join(text.lower().split())
+    """``text`` compared loosely: lower case, blanks collapsed, Markdown's backticks and stars removed."""
+    return " ".join(text.lower().replace("`", "").replace("*", "").split())
 
 
 def check_exercise(exercise: Exercise, context: list[str]) -> list[str]:
@@ -233,8 +235,8 @@ def check_exercise(exercise: Exercise, context: list[str]) -> list[str]:
     problems: list[str] = []
     where = f"exercise '{exercise.title}'"
     visible = "\n".join(exercise.visible)
-    shown = _normal(" ".join(without_comments(code) for code in exercise.visible))
     instructions = "\n".join(exercise.instructions)
+    shown = _normal(" ".join([*(without_comments(code) for code in exercise.visible), instructions]))
     refused_visibly = set().union(*(guarded_targets(code, context) for code in exercise.visible))
     raised_visibly = expected_errors(visible)
     for test, hidden in exercise.hidden:
@@ -251,8 +253,9 @@ def check_exercise(exercise: Exercise, context: list[str]) -> list[str]:
             elif kind in SHOWN_KINDS and not detail:
                 problems.append(f"{where}, {test}: the kind '{kind}' needs a detail (what it checks)")
             elif kind in SHOWN_KINDS and _normal(detail) not in shown:
-                problems.append(f"{where}, {test}: the hidden block checks {kind} '{detail}', which no visible "
-                                "test of the exercise shows (write it in a visible check's code or message)")
+                problems.append(f"{where}, {test}: the hidden block checks {kind} '{detail}', which neither a "
+                                "visible test of the exercise shows nor its instructions name (write it in a visible "
+                                "check's code or message, or in the instructions)")
             elif kind == "value" and not re.search(r"\bassert", visible):
                 problems.append(f"{where}, {test}: the hidden block checks values, and no visible test of the "
                                 "exercise checks one")
