@@ -149,14 +149,15 @@ def _canonical(dotted: str) -> str:
 
 
 def _sequences(trees: list[ast.Module]) -> dict[str, list[ast.expr]]:
-    """Names assigned a tuple or list literal at the top of ``trees``: ``_forbidden = (a, b)``."""
+    """Names assigned a tuple or list literal at the top of ``trees``: ``_forbidden = (a, b)``; the
+    first tree that assigns a name wins (a block's own tuple before another cell's of the same name)."""
     found: dict[str, list[ast.expr]] = {}
     for tree in trees:
         for node in tree.body:
             if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Tuple, ast.List)):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
-                        found[target.id] = list(node.value.elts)
+                        found.setdefault(target.id, list(node.value.elts))
     return found
 
 
