@@ -242,3 +242,40 @@ def test_the_fairness_rule_compares_what_is_refused_not_how_it_is_written():
     assert guarded_targets(hidden, []) == guarded_targets(visible, []) == {
         "torch.nn.modules.rnn.RNN", "transformer_lib.attention.causal_mask"}
     assert guarded_targets("with refuse(torch.Tensor, ('backward',), 'm'):\n    pass", []) == {"torch.Tensor.backward"}
+
+
+_OWN_NUMBERS = re.compile(r"\byour (?:own )?(?:table|run|numbers?|measurements?|sweep|experiment|results?|output)\b"
+                          r"|what did you measure", re.IGNORECASE)
+
+
+def _own_numbers_questions(nb) -> list[str]:
+    """The hand-graded answers of ``nb`` that grade understanding of the student's own numbers: the
+    answer cell holds the rubric (what a right answer contains), the question since the exercise's
+    heading asks about the student's own numbers, and an ungraded code cell before it runs the
+    student's code (a function or class an answer cell defines) to produce them."""
+    from coursetools.cells import nbgrader_meta
+    from coursetools.fairness import _EXERCISE
+    from coursetools.lint import _code_names
+
+    found, question, students, producing = [], [], set(), False
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        if cell.cell_type == "code" and meta.get("solution"):
+            students |= _code_names(cell.source, defined_only=True)
+        elif cell.cell_type == "code" and not meta.get("grade"):
+            producing |= bool(students & _code_names(cell.source))
+        elif cell.cell_type == "markdown" and meta.get("grade") and meta.get("solution"):
+            if "rubric" in cell.source.lower() and _OWN_NUMBERS.search("\n".join(question)) and producing:
+                found.append(meta["grade_id"])
+        elif cell.cell_type == "markdown":
+            question = [cell.source] if _EXERCISE.search(cell.source) or "graded by hand" in cell.source else \
+                question + [cell.source]
+    return found
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_chapter_asks_about_the_students_own_numbers(assignment: str):
+    nb = sources.read_text_source(sources.text_source(REPO_ROOT, assignment))
+    assert _own_numbers_questions(nb), (
+        "no hand-graded question asks about numbers the student's own code printed (a cell before it runs the "
+        "student's functions; the question says 'your table/run/numbers...'; the answer cell holds the rubric)")
