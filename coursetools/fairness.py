@@ -44,6 +44,7 @@ SHOWN_KINDS = ("property", "edge", "bound")  # their detail must be written in a
 KINDS = ("value", *SHOWN_KINDS)
 _EXERCISE = re.compile(r"^## Exercise\b.*$", re.MULTILINE)
 _SECTION = re.compile(r"^## ", re.MULTILINE)
+_MISSING = object()
 
 
 @dataclass
@@ -123,8 +124,9 @@ def _dotted(node: ast.expr, aliases: dict[str, str]) -> str | None:
     return ".".join([aliases.get(node.id, node.id), *reversed(parts)])
 
 
-def _lookup(dotted: str) -> Any:
-    """The object a dotted name names (its longest importable module, then attributes), or None."""
+def lookup(dotted: str, default: Any = None) -> Any:
+    """The object a dotted name ``a.b.c`` names: its longest importable module prefix, then
+    attributes; ``default`` when no prefix imports or an attribute is missing."""
     parts = dotted.split(".")
     for cut in range(len(parts), 0, -1):
         try:
@@ -132,16 +134,18 @@ def _lookup(dotted: str) -> Any:
         except ImportError:
             continue
         for attribute in parts[cut:]:
-            found = getattr(found, attribute, None)
+            found = getattr(found, attribute, _MISSING)
+            if found is _MISSING:
+                return default
         return found
-    return None
+    return default
 
 
 def _canonical(dotted: str) -> str:
     """One name per object: ``module.qualname`` of what ``dotted`` names when it is a function or
     class found by import (``transformer_lib.X`` and ``transformer_lib.attention.X`` are one),
     else ``dotted`` itself (a name the notebook defines, an attribute of a module)."""
-    found = _lookup(dotted)
+    found = lookup(dotted)
     module, qualname = getattr(found, "__module__", None), getattr(found, "__qualname__", None)
     if callable(found) and isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname:
         return f"{module}.{qualname}"

@@ -46,7 +46,7 @@ from nbformat.notebooknode import NotebookNode
 
 from coursetools import sources
 from coursetools.cells import is_autograded_test, nbgrader_meta
-from coursetools.fairness import DECLARATION, check_fairness
+from coursetools.fairness import DECLARATION, check_fairness, lookup
 from coursetools.hidden import BEGIN_SOLUTION, END_SOLUTION, HIDDEN_MARKERS, SOLUTION_MARKERS, parse_blocks
 from coursetools.layout import REPO_ROOT
 from coursetools.nbgrader_plugins import INCLUDE_RULES
@@ -176,18 +176,10 @@ def library_names(nb: NotebookNode) -> list[str]:
 
 def resolves(dotted: str) -> bool:
     """Whether ``a.b.c`` names something: the longest importable module prefix, then attributes."""
-    parts = dotted.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            found = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for attribute in parts[cut:]:
-            if not hasattr(found, attribute):
-                return False
-            found = getattr(found, attribute)
-        return True
-    return False
+    return lookup(dotted, _UNRESOLVED) is not _UNRESOLVED
+
+
+_UNRESOLVED = object()
 
 
 def _module_names() -> list[str]:

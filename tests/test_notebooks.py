@@ -121,7 +121,8 @@ def test_given_code_earns_nothing(graded_course: CourseCopy):
             if set(answers) & set(given):
                 assert score == 0, f"{test}: the given buggy code, handed in unchanged, earned {score} of {max_score}"
             else:
-                assert score == max_score, f"{test}: a correct answer earned {score} of {max_score} beside the given code"
+                assert score == max_score, (f"{test}: a correct answer earned {score} of {max_score} beside the "
+                                            "given code")
 
 
 COPY_STUDENTS = [("copies_in_odd_exercises", 0), ("copies_in_even_exercises", 1)]

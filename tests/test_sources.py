@@ -19,8 +19,8 @@ import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
 from coursetools import sources
-from coursetools.layout import REPO_ROOT
 from coursetools.fairness import check_fairness
+from coursetools.layout import REPO_ROOT
 from coursetools.lint import check_names, lint, lint_notebook
 from coursetools.nbgrader_plugins import INCLUDE_RULES, IncludeGradingRules, grading_rules
 
@@ -220,7 +220,8 @@ def test_the_fairness_rule_names_the_exercise_and_the_kind(clean):
     assert unseen == [f"{exercise}: the hidden block checks edge 'n_vocab = 1', which neither a visible test of the "
                       "exercise shows nor its instructions name (write it in a visible check's code or message, or in "
                       "the instructions)"], unseen
-    unknown = _hidden_changed(clean, "test_embedding_backward", lambda hidden: hidden.replace("# checks: value", "# checks: speed", 1))
+    unknown = _hidden_changed(clean, "test_embedding_backward",
+                              lambda hidden: hidden.replace("# checks: value", "# checks: speed", 1))
     assert any("unknown kind 'speed'" in p and exercise in p for p in unknown), unknown
     refused = _hidden_changed(clean, "test_embedding_backward", lambda hidden: hidden.replace(
         "verify_untampered()\n", "verify_untampered()\nwith refuse(torch, 'bincount', 'no'):\n    pass\n", 1))
@@ -237,7 +238,8 @@ def test_the_fairness_rule_names_the_exercise_and_the_kind(clean):
 def test_the_fairness_rule_compares_what_is_refused_not_how_it_is_written():
     from coursetools.fairness import guarded_targets
 
-    hidden = "import torch.nn as _nn\n_forbidden = (_nn.RNN, transformer_lib.attention.causal_mask)\nwith forbid(*_forbidden):\n    pass"
+    hidden = ("import torch.nn as _nn\n_forbidden = (_nn.RNN, transformer_lib.attention.causal_mask)\n"
+              "with forbid(*_forbidden):\n    pass")
     visible = "import transformer_lib\nwith forbid(torch.nn.RNN, transformer_lib.causal_mask):\n    pass"
     assert guarded_targets(hidden, []) == guarded_targets(visible, []) == {
         "torch.nn.modules.rnn.RNN", "transformer_lib.attention.causal_mask"}
