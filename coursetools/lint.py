@@ -6,7 +6,8 @@ prints one line per problem and exits 1 when there is any. Rules, for every sour
 * every nbgrader cell has ``schema_version: 3`` and a ``grade_id``, unique in the notebook;
 * every solution code cell has balanced ``### BEGIN SOLUTION`` / ``### END SOLUTION`` markers;
 * every autograded test cell is locked, has points, and exactly one hidden block, whose first
-  line is the instructor notes (``# Instructor notes: ...``: the mistakes the block catches);
+  line (after its ``# checks:`` line, see below) is the instructor notes
+  (``# Instructor notes: ...``: the mistakes the block catches);
 * every hand-graded answer has points;
 * the points table in the ``grading`` cell adds up: its rows sum to its total, which equals the
   sum of the graded cells' points; each ``## Exercise N: ... (k points)`` heading gives the sum
@@ -25,7 +26,11 @@ prints one line per problem and exits 1 when there is any. Rules, for every sour
   (``def``, ``class`` or an assignment);
 * an ``assert`` that compares a difference with a tolerance (``abs(a - b) < tol``,
   ``(a - b).abs().max() <= tol``) does not round the numbers in its message (``{x:.6f}``): two
-  values that differ beyond the tolerance would look equal; ``{x!r}`` shows every digit.
+  values that differ beyond the tolerance would look equal; ``{x!r}`` shows every digit;
+* every exercise is fair (:mod:`coursetools.fairness`): each hidden block declares the kinds it
+  checks (``# checks: value; edge <detail>; ...``) and a visible test of the same exercise shows
+  each of them; what a hidden block refuses or forbids, a visible test refuses too; the errors it
+  expects, a visible test expects and the instructions name.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from nbformat.notebooknode import NotebookNode
 
 from coursetools import sources
 from coursetools.cells import is_autograded_test, nbgrader_meta
+from coursetools.fairness import DECLARATION, check_fairness, lookup
 from coursetools.hidden import BEGIN_SOLUTION, END_SOLUTION, HIDDEN_MARKERS, SOLUTION_MARKERS, parse_blocks
 from coursetools.layout import REPO_ROOT
 from coursetools.nbgrader_plugins import INCLUDE_RULES
@@ -68,8 +74,9 @@ def _paired(roles: list[str]) -> bool:
 
 
 def _hidden_notes(source: str) -> str:
-    """The first non-blank line inside the hidden block."""
-    return next((line.strip() for role, line in parse_blocks(source) if role == "inside" and line.strip()), "")
+    """The first non-blank line inside the hidden block, after its ``# checks:`` line if it opens with one."""
+    return next((line.strip() for role, line in parse_blocks(source) if role == "inside" and line.strip()
+                 and not line.strip().startswith(DECLARATION)), "")
 
 
 def _points_table(source: str) -> tuple[list[float], float | None]:
@@ -172,18 +179,10 @@ def library_names(nb: NotebookNode) -> list[str]:
 
 def resolves(dotted: str) -> bool:
     """Whether ``a.b.c`` names something: the longest importable module prefix, then attributes."""
-    parts = dotted.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            found = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for attribute in parts[cut:]:
-            if not hasattr(found, attribute):
-                return False
-            found = getattr(found, attribute)
-        return True
-    return False
+    return lookup(dotted, _UNRESOLVED) is not _UNRESOLVED
+
+
+_UNRESOLVED = object()
 
 
 def _module_names() -> list[str]:
@@ -336,7 +335,7 @@ def lint(assignment: str, course_root: Path = REPO_ROOT) -> list[str]:
     """:func:`lint_notebook` of an assignment's text source, each problem prefixed by its id."""
     nb = sources.read_text_source(sources.text_source(course_root, assignment))
     problems = (lint_notebook(nb) + check_names(nb, course_root / "book" / f"{assignment}.md")
-                + rounded_tolerance_messages(nb))
+                + rounded_tolerance_messages(nb) + check_fairness(nb))
     return [f"{assignment}: {problem}" for problem in problems]
 
 

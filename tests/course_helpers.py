@@ -241,6 +241,32 @@ def with_cells(nb: nbformat.NotebookNode, sources_by_id: dict[str, str]) -> nbfo
     return nb
 
 
+def given_code_answers(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """Bug hunts: for each answer cell that defines ``name`` (or ``Name``) where a locked cell gives
+    ``buggy_name`` (or ``BuggyName``), an answer that hands the given code in unchanged:
+    ``name = buggy_name``. Empty when the notebook hands out no buggy code."""
+    given = {node.name for cell in nb.cells if cell.cell_type == "code" and not nbgrader_meta(cell).get("solution")
+             for node in _top_definitions(cell.source) if node.name.lower().startswith("buggy")}
+    answers = {}
+    for cell in cells_of(nb, "solution"):
+        for node in _top_definitions(cell.source):
+            buggy = next((name for name in (f"buggy_{node.name}", f"Buggy{node.name}") if name in given), None)
+            if buggy:
+                answers[nbgrader_meta(cell)["grade_id"]] = f"{node.name} = {buggy}  # the given code, unchanged\n"
+    return answers
+
+
+def _top_definitions(source: str) -> list:
+    """The functions and classes defined at the top of a cell (none when it does not parse)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+
+
 def autograded_test_ids(notebook_path: Path) -> set[str]:
     return {nbgrader_meta(c)["grade_id"] for c in cells_of(nbformat.read(notebook_path, as_version=4), "test")}
 

@@ -3,7 +3,8 @@
 For each assignment: the release generates; it leaks no solution, marker, hidden test or model
 answer; it equals the committed ``notebooks/`` (so CI fails when they drift apart); the solution
 autograded as a submission runs top to bottom without an error and earns every autograded
-point; the untouched release earns none; feedback for both shows no hidden test. Where the
+point; the untouched release earns none; where a bug hunt hands out buggy code, that code handed in
+unchanged earns nothing for its exercise; feedback for both shows no hidden test. Where the
 assignment has copy submissions (``tests/copy_submissions/<id>/``): every exercise has one, a
 copy of the closest public code earns nothing for its exercise, and costs no other exercise a
 point (two submissions: copies in the odd exercises and answers in the even ones, and back).
@@ -25,6 +26,7 @@ from course_helpers import (
     autograded_test_ids,
     copy_submission_cells,
     exercises,
+    given_code_answers,
     leaked_lines,
     normalised,
     notebook_text,
@@ -43,9 +45,12 @@ def graded_course(request, tmp_path_factory) -> CourseCopy:
     course.generate()
     course.submit("solution", course.source)
     course.submit("stub", course.release)
+    correct = answered(nbformat.read(course.release, as_version=4), nbformat.read(course.source, as_version=4))
+    given = given_code_answers(nbformat.read(course.source, as_version=4))
+    if given:
+        course.submit("given_code", with_cells(correct, given))
     copies = copy_submission_cells(course.assignment)
     if copies:
-        correct = answered(nbformat.read(course.release, as_version=4), nbformat.read(course.source, as_version=4))
         for parity, (student, _) in enumerate(COPY_STUDENTS):
             copied = {cell: copies[cell] for k, (answers, _) in enumerate(_exercises(course)) if k % 2 == parity
                       for cell in answers if cell in copies}
@@ -100,6 +105,24 @@ def test_notebook_has_tests_and_free_response(graded_course: CourseCopy):
     assert 3 <= len(exercises(nb)) <= 8, f"expected 3-8 graded exercises or parts, found {len(exercises(nb))}"
     assert free, "every chapter has at least one free-response question graded by hand"
     assert len(hidden) == len(tests), "every test cell has a hidden block"
+
+
+def test_given_code_earns_nothing(graded_course: CourseCopy):
+    """Every bug hunt's buggy code, handed in unchanged (model answers elsewhere), scores 0 for its
+    exercise and costs no other exercise a point."""
+    nb = nbformat.read(graded_course.source, as_version=4)
+    given = given_code_answers(nb)
+    if not given:
+        pytest.skip(f"{graded_course.assignment} hands out no buggy code")
+    scores = graded_course.scores("given_code")
+    for answers, tests in _exercises(graded_course):
+        for test in tests:
+            score, max_score = scores[test]
+            if set(answers) & set(given):
+                assert score == 0, f"{test}: the given buggy code, handed in unchanged, earned {score} of {max_score}"
+            else:
+                assert score == max_score, (f"{test}: a correct answer earned {score} of {max_score} beside the "
+                                            "given code")
 
 
 COPY_STUDENTS = [("copies_in_odd_exercises", 0), ("copies_in_even_exercises", 1)]

@@ -19,6 +19,7 @@ import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
 from coursetools import sources
+from coursetools.fairness import check_fairness
 from coursetools.layout import REPO_ROOT
 from coursetools.lint import check_names, lint, lint_notebook, rounded_tolerance_messages
 from coursetools.nbgrader_plugins import INCLUDE_RULES, IncludeGradingRules, grading_rules
@@ -210,3 +211,87 @@ def test_model_answer_numbers_are_computed(assignment: str):
             exec(compile(code, f"<{assignment}:{grade_id}>", "exec"), {})
         except AssertionError as error:
             pytest.fail(f"{assignment}, model answer {grade_id!r}: {error}")
+
+
+def _hidden_changed(nb, grade_id: str, change) -> list[str]:
+    """The fairness problems of ``nb`` once the hidden block of ``grade_id``'s cell is changed by ``change``."""
+    def edit(cell):
+        head, rest = cell.source.split("### BEGIN HIDDEN TESTS\n")
+        cell.source = head + "### BEGIN HIDDEN TESTS\n" + change(rest)
+    nb = copy.deepcopy(nb)
+    edit(_cell(nb, grade_id))
+    return check_fairness(nb)
+
+
+def test_the_fairness_rule_names_the_exercise_and_the_kind(clean):
+    assert check_fairness(clean) == []
+    exercise = "exercise 'Exercise 2: the embedding's backward pass, sparse (4 points)', test_embedding_backward"
+    undeclared = _hidden_changed(clean, "test_embedding_backward", lambda hidden: hidden.split("\n", 1)[1])
+    assert undeclared == [f"{exercise}: the hidden block declares no kinds: add a line '# checks: value; property "
+                          "<detail>; edge <detail>; bound <detail>' naming what it checks"], undeclared
+    unseen = _hidden_changed(clean, "test_embedding_backward",
+                             lambda hidden: hidden.replace("# checks: value", "# checks: value; edge n_vocab = 1", 1))
+    assert unseen == [f"{exercise}: the hidden block checks edge 'n_vocab = 1', which neither a visible test of the "
+                      "exercise shows nor its instructions name (write it in a visible check's code or message, or in "
+                      "the instructions)"], unseen
+    unknown = _hidden_changed(clean, "test_embedding_backward",
+                              lambda hidden: hidden.replace("# checks: value", "# checks: speed", 1))
+    assert any("unknown kind 'speed'" in p and exercise in p for p in unknown), unknown
+    refused = _hidden_changed(clean, "test_embedding_backward", lambda hidden: hidden.replace(
+        "verify_untampered()\n", "verify_untampered()\nwith refuse(torch, 'bincount', 'no'):\n    pass\n", 1))
+    assert refused == [f"{exercise}: the hidden block refuses torch.bincount, which no visible test of the exercise "
+                       "refuses (refuse or forbid it there too, with the same target)"], refused
+    raised = _hidden_changed(clean, "test_embedding_backward", lambda hidden: hidden.replace(
+        "verify_untampered()\n", "verify_untampered()\nwith expect_raises(KeyError, 'no'):\n    raise KeyError\n", 1))
+    assert raised == [f"{exercise}: the hidden block expects KeyError (raises), which no visible expect_raises of the "
+                      "exercise expects",
+                      f"{exercise}: the hidden block expects KeyError (raises), which the exercise's instructions do "
+                      "not name"], raised
+
+
+def test_the_fairness_rule_compares_what_is_refused_not_how_it_is_written():
+    from coursetools.fairness import guarded_targets
+
+    hidden = ("import torch.nn as _nn\n_forbidden = (_nn.RNN, transformer_lib.attention.causal_mask)\n"
+              "with forbid(*_forbidden):\n    pass")
+    visible = "import transformer_lib\nwith forbid(torch.nn.RNN, transformer_lib.causal_mask):\n    pass"
+    assert guarded_targets(hidden, []) == guarded_targets(visible, []) == {
+        "torch.nn.modules.rnn.RNN", "transformer_lib.attention.causal_mask"}
+    assert guarded_targets("with refuse(torch.Tensor, ('backward',), 'm'):\n    pass", []) == {"torch.Tensor.backward"}
+
+
+_OWN_NUMBERS = re.compile(r"\byour (?:own )?(?:table|run|numbers?|measurements?|sweep|experiment|results?|output)\b"
+                          r"|what did you measure", re.IGNORECASE)
+
+
+def _own_numbers_questions(nb) -> list[str]:
+    """The hand-graded answers of ``nb`` that grade understanding of the student's own numbers: the
+    answer cell holds the rubric (what a right answer contains), the question since the exercise's
+    heading asks about the student's own numbers, and an ungraded code cell before it runs the
+    student's code (a function or class an answer cell defines) to produce them."""
+    from coursetools.cells import nbgrader_meta
+    from coursetools.fairness import _EXERCISE
+    from coursetools.lint import _code_names
+
+    found, question, students, producing = [], [], set(), False
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        if cell.cell_type == "code" and meta.get("solution"):
+            students |= _code_names(cell.source, defined_only=True)
+        elif cell.cell_type == "code" and not meta.get("grade"):
+            producing |= bool(students & _code_names(cell.source))
+        elif cell.cell_type == "markdown" and meta.get("grade") and meta.get("solution"):
+            if "rubric" in cell.source.lower() and _OWN_NUMBERS.search("\n".join(question)) and producing:
+                found.append(meta["grade_id"])
+        elif cell.cell_type == "markdown":
+            question = [cell.source] if _EXERCISE.search(cell.source) or "graded by hand" in cell.source else \
+                question + [cell.source]
+    return found
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_chapter_asks_about_the_students_own_numbers(assignment: str):
+    nb = sources.read_text_source(sources.text_source(REPO_ROOT, assignment))
+    assert _own_numbers_questions(nb), (
+        "no hand-graded question asks about numbers the student's own code printed (a cell before it runs the "
+        "student's functions; the question says 'your table/run/numbers...'; the answer cell holds the rubric)")
