@@ -4,13 +4,15 @@ grades, unknown assignment ids, when ``make release`` skips an assignment, the s
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from coursetools.cli import find_course_root, main
 from coursetools.layout import REPO_ROOT
-from coursetools.release import SHARED_INPUTS, check_assignment, release_inputs_sha
+from coursetools.release import SHARED_INPUTS, check_assignment, earlier_releases, release_inputs_sha
 from coursetools.student import readme
 
 
@@ -52,3 +54,30 @@ def test_the_student_readme_names_the_book_and_says_to_keep_the_file_name():
     text = readme("https://example.org/transformer-book/")
     assert "<https://example.org/transformer-book/>" in text and "**Keep the file name**" in text
     assert "{book}" not in readme("") and "online book first;" in readme("")
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                   capture_output=True)
+
+
+def test_every_committed_release_is_found_in_git_history(tmp_path):
+    """Issue 34: ``git -C notebooks/<id> log -- notebooks/<id>/<id>.ipynb`` read the path relative to
+    ``-C`` and found no earlier release, so a re-release flagged every student ``tampered``."""
+    released = tmp_path / "notebooks" / "x" / "x.ipynb"
+    released.parent.mkdir(parents=True)
+    _git(tmp_path, "init", "-q")
+    for test in ("assert first()", "assert second()", "assert third()"):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(test)])
+        nbformat.write(nb, released)
+        _git(tmp_path, "add", str(released))
+        _git(tmp_path, "commit", "-qm", test)
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("assert not_committed()")]), released)
+    sources_found = [nb.cells[0].source for nb in earlier_releases(released)]
+    assert sources_found == ["assert not_committed()", "assert third()", "assert second()", "assert first()"]
+
+
+def test_a_release_outside_git_is_its_only_version(tmp_path):
+    released = tmp_path / "x.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("assert only()")]), released)
+    assert [nb.cells[0].source for nb in earlier_releases(released)] == ["assert only()"]
