@@ -80,8 +80,12 @@ report: $(STAMP)  ## CSV exports and the class report for assignment A
 	$(COURSE_CLI) report $(A)
 
 # nbgrader finds nbgrader_config.py in the folder Jupyter starts in. FORMGRADER_PORT=... to change.
+# As root (a container), Jupyter refuses to start without --allow-root; the server listens on
+# 127.0.0.1 only and asks for its token, so no other machine reaches it either way (README).
 FORMGRADER_PORT ?= 8888
+FORMGRADER_AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 .PHONY: formgrader
 formgrader: $(STAMP)  ## hand grading: JupyterLab with nbgrader's formgrader (menu Nbgrader > Formgrader)
 	@mkdir -p grading/exchange
-	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(FORMGRADER_PORT) --ServerApp.root_dir=$(CURDIR)
+	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(FORMGRADER_PORT) --ServerApp.root_dir=$(CURDIR) \
+		$(FORMGRADER_AS_ROOT)

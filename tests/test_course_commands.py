@@ -3,8 +3,12 @@ grades, unknown assignment ids, when ``make release`` skips an assignment, the s
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import socket
 import subprocess
+import time
 from pathlib import Path
 
 import nbformat
@@ -81,3 +85,44 @@ def test_a_release_outside_git_is_its_only_version(tmp_path):
     released = tmp_path / "x.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("assert only()")]), released)
     assert [nb.cells[0].source for nb in earlier_releases(released)] == ["assert only()"]
+
+
+def _make(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "--no-print-directory", "-C", str(REPO_ROOT), *args], capture_output=True,
+                          text=True, env=env)
+
+
+@pytest.mark.parametrize("uid, as_root", [("0", True), ("1000", False)])
+def test_formgrader_allows_root_only_when_run_as_root(tmp_path, uid, as_root):
+    """Issue 34: as root (a container) ``make formgrader`` failed: "Running as root is not recommended"."""
+    fake_id = tmp_path / "id"
+    fake_id.write_text(f"#!/bin/sh\necho {uid}\n")
+    fake_id.chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"}
+    command = _make("-n", "formgrader", env=env).stdout
+    assert "--ip=127.0.0.1" in command and ("--allow-root" in command) == as_root
+
+
+@pytest.mark.slow
+def test_formgrader_starts_on_localhost_with_a_token(tmp_path):
+    """``make formgrader`` as whoever runs the tests (root in a container, a user elsewhere) serves
+    JupyterLab on 127.0.0.1 behind a token."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path), "JUPYTER_CONFIG_DIR": str(tmp_path)}
+    server = subprocess.Popen(["make", "--no-print-directory", "-C", str(REPO_ROOT), "formgrader",
+                               f"FORMGRADER_PORT={port}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, env=env, start_new_session=True)
+    seen: list[str] = []
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and server.poll() is None:
+            line = server.stdout.readline()
+            seen.append(line)
+            if f"http://127.0.0.1:{port}/lab?token=" in line:
+                break
+        assert any(f"http://127.0.0.1:{port}/lab?token=" in line for line in seen), "".join(seen)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
