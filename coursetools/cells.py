@@ -43,3 +43,9 @@ def graded_cells(nb: NotebookNode) -> list[GradedCell]:
     """Every graded cell of ``nb``, in notebook order."""
     return [GradedCell(meta["grade_id"], is_autograded_test(cell), float(meta["points"]))
             for cell in nb.cells if (meta := nbgrader_meta(cell)).get("grade")]
+
+
+def answer_texts(nb: NotebookNode) -> dict[str, str]:
+    """The hand-graded answers of ``nb`` (graded cells the student writes): grade_id -> text."""
+    return {meta["grade_id"]: cell.source for cell in nb.cells
+            if (meta := nbgrader_meta(cell)).get("grade") and meta.get("solution")}

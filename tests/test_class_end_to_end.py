@@ -117,12 +117,15 @@ def csv_by_student(course_copy: CourseCopy) -> dict[str, dict[str, str]]:
 
 
 def hand_grade(course_copy: CourseCopy, grades: dict[str, float]) -> None:
-    """Score the written answers as formgrader does: a manual score on the student's grade."""
+    """Score the written answers as formgrader does (its grade API's PUT): a manual score on the
+    student's grade, which then needs no manual grade."""
     from nbgrader.api import Gradebook
 
     with Gradebook(course_copy.course.nbgrader.db_url) as gradebook:
         for student, score in grades.items():
-            gradebook.find_grade(WRITTEN, A, A, student).manual_score = score
+            grade = gradebook.find_grade(WRITTEN, A, A, student)
+            grade.manual_score = score
+            grade.needs_manual_grade = grade.manual_score is None and grade.auto_score is None
         gradebook.db.commit()
 
 
