@@ -62,14 +62,14 @@ wipe-grading:  ## delete ALL of grading/: gradebook, hand grades, backups, submi
 	rm -rf grading
 
 # --- grading a class (coursetools/cli.py; everything under grading/) -------------------------
-# make grade A=ch01_tokens [FROM=folder | ZIP=lms.zip] [DUE=2026-01-12T23:59] [ARGS="--force --student jdoe"]
+# make grade A=ch01_tokens [FROM=folder | ZIP=lms.zip] [DUE=2026-01-12T23:59] [TIMES=times.csv] [ARGS="--force --student jdoe"]
 # COURSE=path grades another course directory than this one.
 .PHONY: feedback report
 COURSE_CLI = $(BIN)/python -m coursetools.cli $(if $(COURSE),--root $(COURSE))
 NEEDS_A = @test -n "$(A)" || { echo "name the assignment: make $@ A=<id> (the ids are the folders of solutions/)"; exit 2; }
 grade: $(STAMP)  ## autograde assignment A (collect FROM=folder or ZIP=lms.zip first when given)
 	$(NEEDS_A)
-	$(COURSE_CLI) grade $(A) $(if $(FROM),--from $(FROM)) $(if $(ZIP),--zip $(ZIP)) $(if $(DUE),--due $(DUE)) $(ARGS)
+	$(COURSE_CLI) grade $(A) $(if $(FROM),--from $(FROM)) $(if $(ZIP),--zip $(ZIP)) $(if $(DUE),--due $(DUE)) $(if $(TIMES),--times $(TIMES)) $(ARGS)
 
 feedback: $(STAMP)  ## feedback HTML for assignment A, without hidden tests (refused while hand grading is pending)
 	$(NEEDS_A)
@@ -77,7 +77,7 @@ feedback: $(STAMP)  ## feedback HTML for assignment A, without hidden tests (ref
 
 report: $(STAMP)  ## CSV exports and the class report for assignment A
 	$(NEEDS_A)
-	$(COURSE_CLI) report $(A)
+	$(COURSE_CLI) report $(A) $(ARGS)
 
 # nbgrader finds nbgrader_config.py in the folder Jupyter starts in. FORMGRADER_PORT=... to change.
 # As root (a container), Jupyter refuses to start without --allow-root; the server listens on

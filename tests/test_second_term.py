@@ -10,14 +10,22 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import zipfile
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbformat.v4 import new_markdown_cell, new_notebook
 
+from coursetools.cells import GradedCell
+from coursetools.collect import collect_folder, collect_zip, read_submission_times
+from coursetools.exports import ClassTable, class_row, csv_rows, lateness, submission_time
 from coursetools.gradebook import gradebook_scores, keep_hand_grades
 from coursetools.layout import REPO_ROOT, Course
+from coursetools.outcomes import OK
+from coursetools.state import LMS_IDS, SUBMITTED, TIMES, load_state, merge_state
+from coursetools.uploads import canvas_rows, moodle_rows
 
 A = "tiny"
 
@@ -74,3 +82,93 @@ def test_a_hand_grade_stands_after_a_regrade_while_its_answer_is_unchanged(cours
     assert keep_hand_grades(course, A, "bob", {"why": "My first answer."}) == ["why"]
     assert (needs_manual_grade(course, "ann"), gradebook_scores(course, A, "ann")) == (False, {"why": 2})
     assert (needs_manual_grade(course, "bob"), gradebook_scores(course, A, "bob")) == (True, {"why": None})
+
+
+# --- the LMS uploads (item 7) and submission times (item 6) ---------------------------------------
+
+def lms_zip(path: Path) -> Path:
+    with zipfile.ZipFile(path, "w") as handle:
+        handle.writestr(f"doejane_10001_7891011_{A}.ipynb", "canvas")
+        handle.writestr(f"Jane Roe_4242_assignsubmission_file_/{A}.ipynb", "moodle")
+        handle.writestr(f"jdoe_{A}_20260113T100000.ipynb", "course")
+    return path
+
+
+def test_collecting_keeps_the_lms_number_of_each_student(course):
+    """Issue 34: the Canvas user id in ``doejane_10001_..._<A>.ipynb`` was dropped, so no row of the
+    CSV could be matched by an LMS's grade import."""
+    collect_zip(course, A, lms_zip(course.root / "lms.zip"))
+    assert load_state(course, A)[LMS_IDS] == {"doejane": {"lms": "Canvas", "lms_id": "10001"},
+                                              "jane_roe": {"lms": "Moodle", "lms_id": "4242"}}
+
+
+CELLS2 = [GradedCell("test_add", True, 2.0), GradedCell("why", False, 1.0)]
+
+
+def uploads_table() -> ClassTable:
+    ok = {"status": OK, "details": []}
+    return ClassTable([
+        class_row("doejane", ok, {"test_add": 2.0, "why": 1.0}, CELLS2,
+                  person={"name": "Jane Doe", "lms": "Canvas", "lms_id": "10001", "section": "S1"}),
+        class_row("jane_roe", ok, {"test_add": 1.0, "why": 0.0}, CELLS2,
+                  person={"name": "Jane Roe", "email": "roe@example.org", "lms": "Moodle", "lms_id": "4242"}),
+        class_row("kq", ok, {"test_add": 2.0, "why": None}, CELLS2, person={"lms": "Canvas", "lms_id": "10002"}),
+        class_row("nomad", ok, {"test_add": 2.0, "why": 1.0}, CELLS2, person={"sis_login_id": "nomad@uni"}),
+    ], CELLS2)
+
+
+def test_the_canvas_upload_has_canvas_columns_and_only_final_grades():
+    upload = canvas_rows(uploads_table(), "Homework 1 (4242)")
+    assert upload.rows == [
+        ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Homework 1 (4242)"],
+        ["    Points Possible", "", "", "", "", "3"],
+        ["Jane Doe", "10001", "", "", "S1", "3"],
+        ["nomad", "", "", "nomad@uni", "", "3"],
+    ]
+    assert upload.left_out == {"jane_roe": "no Canvas ID or SIS id (collect a Canvas download, or add lms_id to "
+                                           "the roster)", "kq": "answers still to grade by hand"}
+
+
+def test_the_moodle_upload_is_a_grading_worksheet():
+    upload = moodle_rows(uploads_table(), datetime(2026, 1, 20, 9, 30))
+    assert upload.rows == [
+        ["Identifier", "Full name", "Email address", "Grade", "Maximum Grade", "Last modified (grade)"],
+        ["Participant 4242", "Jane Roe", "roe@example.org", "1", "3", "2026-01-20 09:30"],
+    ]
+    assert set(upload.left_out) == {"doejane", "kq", "nomad"}
+
+
+def test_the_course_csv_keeps_the_lms_number():
+    header, first = csv_rows(uploads_table())[:2]
+    assert header[:5] == ["student", "name", "email", "lms_id", "status"] and first[3] == "10001"
+
+
+def test_submission_times_come_from_a_times_file_by_student_or_lms_number(course):
+    """Issue 34: ``DUE=`` did nothing for a Canvas download (its names carry no time)."""
+    collect_zip(course, A, lms_zip(course.root / "lms.zip"))
+    times_file = course.root / "times.csv"
+    times_file.write_text("user_id,submitted_at\n10001,2026-01-13T01:05:00\n\n4242,\n", encoding="utf-8")
+    times = read_submission_times(times_file, load_state(course, A)[LMS_IDS])
+    assert times == {"doejane": "2026-01-13T01:05:00"}
+    merge_state(course, A, TIMES, times)
+    state = load_state(course, A)
+    due = datetime(2026, 1, 12, 23, 59)
+    assert lateness(submission_time(course, A, "doejane", state), due) == "late by 1 h 6 min"
+    assert lateness(submission_time(course, A, "jdoe", state), due) == "late by 10 h 1 min"  # from its name
+    assert submission_time(course, A, "jane_roe", state) is None
+    times_file.write_text("user_id,submitted_at\n99999,2026-01-13T01:05:00\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no collected student has the LMS id '99999'"):
+        read_submission_times(times_file, state[LMS_IDS])
+    times_file.write_text("who,when\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="expected a header with 'submitted_at'"):
+        read_submission_times(times_file, state[LMS_IDS])
+
+
+def test_a_student_collected_again_from_a_folder_loses_the_zips_time(course, tmp_path):
+    collect_zip(course, A, lms_zip(course.root / "lms.zip"))
+    (tmp_path / "late" / "jdoe").mkdir(parents=True)
+    (tmp_path / "late" / "jdoe" / f"{A}.ipynb").write_text("later")
+    collect_folder(course, A, tmp_path / "late")
+    state = load_state(course, A)
+    assert "jdoe" not in state[SUBMITTED] and "doejane" in state[SUBMITTED]
+    assert submission_time(course, A, "jdoe", state) is None
