@@ -16,14 +16,15 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbformat.v4 import new_markdown_cell, new_notebook
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from coursetools.cells import GradedCell
+from coursetools.cells import GradedCell, cell_titles, short_title
 from coursetools.collect import collect_folder, collect_zip, read_submission_times
 from coursetools.exports import ClassTable, class_row, csv_rows, lateness, submission_time
 from coursetools.gradebook import gradebook_scores, keep_hand_grades
 from coursetools.layout import REPO_ROOT, Course
 from coursetools.outcomes import OK
+from coursetools.report import render, student_links
 from coursetools.state import LMS_IDS, SUBMITTED, TIMES, load_state, merge_state
 from coursetools.uploads import canvas_rows, moodle_rows
 
@@ -172,3 +173,57 @@ def test_a_student_collected_again_from_a_folder_loses_the_zips_time(course, tmp
     state = load_state(course, A)
     assert "jdoe" not in state[SUBMITTED] and "doejane" in state[SUBMITTED]
     assert submission_time(course, A, "jdoe", state) is None
+
+
+# --- the report (item 8) ------------------------------------------------------------------------
+
+def titled_release() -> nbformat.NotebookNode:
+    def graded(grade_id: str, points: int, solution: bool = False) -> dict:
+        return {"nbgrader": {"grade": True, "grade_id": grade_id, "points": points, "solution": solution,
+                             "locked": not solution, "schema_version": 3}}
+    return new_notebook(cells=[
+        new_markdown_cell("# Exercises\n\n## Exercise 1: addition (2 points)"),
+        new_code_cell("assert add(1, 1) == 2", metadata=graded("test_add", 2)),
+        new_markdown_cell("## Exercise 2: why (1 point, graded by hand)"),
+        new_markdown_cell("# My own heading\nYOUR ANSWER HERE", metadata=graded("why", 1, solution=True)),
+    ])
+
+
+def test_exercises_are_named_as_the_notebook_names_them():
+    assert cell_titles(titled_release()) == {"test_add": "Exercise 1: addition", "why": "Exercise 2: why"}
+    parts = titled_release()
+    parts.cells.insert(2, new_code_cell("assert add(2, 2) == 4", metadata={"nbgrader": {
+        "grade": True, "grade_id": "test_add_more", "points": 1, "locked": True, "schema_version": 3}}))
+    titles = cell_titles(parts)
+    assert titles["test_add_more"] == "Exercise 1: addition, part 2 of 2"
+    assert short_title(titles["test_add_more"], "test_add_more") == "Ex. 1.2" and short_title("", "x") == "x"
+
+
+def test_the_report_names_exercises_and_students_lists_a_stub_and_links_each_students_pages():
+    """Issue 34: exercises listed by test-cell id, students by id, no per-student table, the stub
+    (0 of all) not among the students to look at, no link to anyone's pages."""
+    ok = {"status": OK, "details": []}
+    rows = [class_row("ann", ok, {"test_add": 2.0, "why": 1.0}, CELLS2, person={"name": "Ann Lee"}),
+            class_row("kq", ok, {"test_add": 0.0, "why": 0.0}, CELLS2)]
+    titles = cell_titles(titled_release())
+    links = {"ann": [("feedback", "../feedback/ann/tiny/tiny.html"),
+                     ("autograded notebook", "../autograded/ann/tiny/tiny.ipynb")]}
+    page = render(A, rows, CELLS2, [], titles=titles, links=links)
+    assert "<tr><td>Exercise 1: addition</td><td>automatically</td>" in page
+    look_at = page.split("Students to look at")[1].split("</table>")[0]
+    assert "<td>kq</td><td>ok</td><td>0 of 3 points: nothing answered, or the wrong file?</td>" in look_at
+    assert "Ann Lee" not in look_at
+    students = page.split("<h2>Students</h2>")[1]
+    assert "<th title='Exercise 1: addition'>Ex. 1 / 2</th><th title='Exercise 2: why'>Ex. 2 / 1</th>" in students
+    assert ("<tr><td>Ann Lee (ann)</td><td>ok</td><td>2</td><td>1</td><td>3</td><td></td><td></td><td>"
+            "<a href='../feedback/ann/tiny/tiny.html'>feedback</a> "
+            "<a href='../autograded/ann/tiny/tiny.ipynb'>autograded notebook</a></td></tr>") in students
+
+
+def test_student_links_point_from_the_report_to_pages_that_exist(course):
+    page = course.feedback_page(A, "ann")
+    page.parent.mkdir(parents=True)
+    page.write_text("<html></html>")
+    assert student_links(course, A, ["ann", "bob"]) == {"ann": [("feedback", "../feedback/ann/tiny/tiny.html")],
+                                                        "bob": []}
+    assert (course.report(A).parent / "../feedback/ann/tiny/tiny.html").resolve() == page.resolve()
