@@ -64,7 +64,7 @@ wipe-grading:  ## delete ALL of grading/: gradebook, hand grades, backups, submi
 # --- grading a class (coursetools/cli.py; everything under grading/) -------------------------
 # make grade A=ch01_tokens [FROM=folder | ZIP=lms.zip] [DUE=2026-01-12T23:59] [TIMES=times.csv] [ARGS="--force --student jdoe"]
 # COURSE=path grades another course directory than this one.
-.PHONY: feedback report
+.PHONY: feedback report review
 COURSE_CLI = $(BIN)/python -m coursetools.cli $(if $(COURSE),--root $(COURSE))
 NEEDS_A = @test -n "$(A)" || { echo "name the assignment: make $@ A=<id> (the ids are the folders of solutions/)"; exit 2; }
 grade: $(STAMP)  ## autograde assignment A (collect FROM=folder or ZIP=lms.zip first when given)
@@ -75,7 +75,13 @@ feedback: $(STAMP)  ## feedback HTML for assignment A, without hidden tests (ref
 	$(NEEDS_A)
 	$(COURSE_CLI) feedback $(A) $(ARGS)
 
-report: $(STAMP)  ## CSV exports and the class report for assignment A
+# make review A=ch01_tokens S=jdoe CLEAR="the edit was a blank line" (or KEEP="replaced the test")
+review: $(STAMP)  ## record your review of flagged student S: CLEAR="note" (the flag was wrong) or KEEP="note"
+	$(NEEDS_A)
+	@test -n "$(S)" -a -n "$(CLEAR)$(KEEP)" || { echo 'make review A=<id> S=<student> CLEAR="why the flag was wrong" (or KEEP="what you found")'; exit 2; }
+	$(COURSE_CLI) review $(A) $(S) $(if $(CLEAR),--clear "$(CLEAR)",--keep "$(KEEP)")
+
+report: $(STAMP)  ## CSV exports, LMS uploads and the class report for assignment A (ARGS="--canvas-column '...'")
 	$(NEEDS_A)
 	$(COURSE_CLI) report $(A) $(ARGS)
 

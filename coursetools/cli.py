@@ -3,6 +3,7 @@
     course grade ch01_tokens [--from DIR | --zip LMS.zip] [--due 2026-01-12T23:59] [--times times.csv]
                              [--student ID ...] [--force]
     course feedback ch01_tokens [--ready-only]
+    course review ch01_tokens jdoe --clear "the edit was a blank line" | --keep "replaced the test"
     course report ch01_tokens [--canvas-column "Homework 1 (4242)"]   (also the CSVs and LMS uploads)
 
 The course is the folder holding ``nbgrader_config.py``: the current folder or the nearest one
@@ -13,19 +14,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 
 from coursetools import grading
 from coursetools.collect import collect_folder, collect_zip, read_submission_times
 from coursetools.exports import class_table, export, submission_time
-from coursetools.gradebook import flag_submissions
+from coursetools.gradebook import flag_submissions, unflag_submission
 from coursetools.layout import CONFIG_FILE, Course
-from coursetools.outcomes import OK
+from coursetools.outcomes import CLEARED, KEPT, OK, reviewed
 from coursetools.release import check_assignment
 from coursetools.report import write_report
 from coursetools.sandbox import SandboxUnavailable
-from coursetools.state import DUE, LMS_IDS, TIMES, load_state, merge_state, student_records, update_state
+from coursetools.state import DUE, LMS_IDS, REVIEWS, TIMES, load_state, merge_state, student_records, update_state
 from coursetools.uploads import write_uploads
 
 
@@ -66,7 +68,9 @@ def _grade(course: Course, args: argparse.Namespace) -> int:
               "To grade without one anyway (every student's code can then read the solutions and change "
               "grades): --unsafe-no-sandbox (make grade ... ARGS=--unsafe-no-sandbox)", file=sys.stderr)
         return 2
-    problems = {s: o.status for s, o in outcomes.items() if o.status != OK}
+    reviews = load_state(course, args.assignment).get(REVIEWS, {})
+    problems = {s: o.status for s, o in outcomes.items()
+                if reviewed({**asdict(o), "status": o.status}, reviews.get(s))["status"] != OK}
     flag_submissions(course, args.assignment, list(problems))
     print(f"graded {len(outcomes)}; not ok (flagged in formgrader): {problems or 'none'}")
     _say_unknown_times(course, args.assignment)
@@ -132,6 +136,24 @@ def _report(course: Course, args: argparse.Namespace) -> int:
     return 0
 
 
+def _review(course: Course, args: argparse.Namespace) -> int:
+    record = load_state(course, args.assignment).get(args.student)
+    if record is None:
+        print(f"course: error: {args.student!r} has not been graded on {args.assignment}", file=sys.stderr)
+        return 2
+    if record["status"] == OK:
+        print(f"course: error: {args.student} is ok on {args.assignment}: nothing to review", file=sys.stderr)
+        return 2
+    decision, note = (CLEARED, args.clear) if args.clear is not None else (KEPT, args.keep)
+    merge_state(course, args.assignment, REVIEWS, {args.student: {
+        "decision": decision, "note": note, "status": record["status"], "submission_sha": record["submission_sha"]}})
+    if decision == CLEARED:
+        unflag_submission(course, args.assignment, args.student)
+    print(f"{args.student}: {record['status']} {decision} ({note}); the report, the CSV and formgrader's flag follow "
+          "it until the student submits another file. Run the report again.")
+    return 0
+
+
 def _due(text: str) -> datetime:
     try:
         return datetime.fromisoformat(text)
@@ -179,6 +201,12 @@ def parser() -> argparse.ArgumentParser:
     feedback.add_argument("--ready-only", action="store_true",
                           help="write feedback for the students whose grading is complete, none for the others")
     feedback.set_defaults(run=_feedback)
+    review = steps.add_parser("review", help="record your review of a flagged student (tampered, cell timed "
+                                             "out...): clear the flag or keep it, with a note")
+    decision = review.add_mutually_exclusive_group(required=True)
+    decision.add_argument("--clear", metavar="NOTE", help="the flag was wrong: the student counts as ok")
+    decision.add_argument("--keep", metavar="NOTE", help="the flag stands (the note says what you found)")
+    review.set_defaults(run=_review)
     report = steps.add_parser("report", help="CSV exports, the LMS uploads and the class report")
     report.add_argument("--canvas-column", help="the assignment's column header in Canvas's gradebook export, "
                                                 "e.g. 'Homework 8 (4242)' (default: the assignment id, which "
@@ -186,6 +214,7 @@ def parser() -> argparse.ArgumentParser:
     report.set_defaults(run=_report)
     for step in steps.choices.values():
         step.add_argument("assignment", help="assignment id, e.g. ch01_tokens")
+    review.add_argument("student", help="the student's id")
     return main_parser
 
 

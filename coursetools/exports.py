@@ -25,8 +25,8 @@ from coursetools.cells import GradedCell, graded_cells
 from coursetools.files import write_atomically
 from coursetools.gradebook import gradebook_scores
 from coursetools.layout import Course, run_nbgrader
-from coursetools.outcomes import GRADED
-from coursetools.state import DUE, LMS_IDS, SUBMITTED, TIMES, load_state, student_records
+from coursetools.outcomes import GRADED, reviewed
+from coursetools.state import DUE, LMS_IDS, REVIEWS, SUBMITTED, TIMES, load_state, student_records
 
 NO_SUBMISSION = "no submission"  # a roster student without a record
 # What an LMS's grade import matches a student on: the LMS and its number for the student (from the
@@ -169,7 +169,8 @@ def class_table(course: Course, assignment: str) -> ClassTable:
     people = {student: {**collected.get(student, {}), **{k: v for k, v in roster.get(student, {}).items() if v}}
               for student in {*roster, *collected}}
     due = datetime.fromisoformat(state[DUE]) if state.get(DUE) else None
-    records = student_records(state)
+    reviews = state.get(REVIEWS, {})
+    records = {student: reviewed(record, reviews.get(student)) for student, record in student_records(state).items()}
     rows = [class_row(student, record, gradebook_scores(course, assignment, student)
                       if record["status"] in GRADED else {}, cells,
                       lateness(submission_time(course, assignment, student, state), due,

@@ -67,6 +67,18 @@ def keep_hand_grades(course: Course, assignment: str, student: str, graded_befor
     return changed
 
 
+def unflag_submission(course: Course, assignment: str, student: str) -> None:
+    """Take the flag off ``student``'s submission (an instructor cleared it on review)."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(course.nbgrader.db_url) as gradebook:
+        try:
+            gradebook.find_submission_notebook(assignment, assignment, student).flagged = False
+        except MissingEntry:
+            return
+        gradebook.db.commit()
+
+
 def flag_submissions(course: Course, assignment: str, students: list[str]) -> None:
     """Flag ``students``' submissions as a grader can in formgrader, whose submission lists show
     the flag: formgrader knows nothing of the course's statuses, so the course flags each student

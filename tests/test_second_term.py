@@ -19,13 +19,14 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from coursetools.cells import GradedCell, cell_titles, short_title
+from coursetools.cli import main
 from coursetools.collect import collect_folder, collect_zip, read_submission_times
 from coursetools.exports import ClassTable, class_row, csv_rows, lateness, submission_time
 from coursetools.gradebook import gradebook_scores, keep_hand_grades
 from coursetools.layout import REPO_ROOT, Course
-from coursetools.outcomes import OK
+from coursetools.outcomes import CLEARED, KEPT, OK, TAMPERED, reviewed
 from coursetools.report import render, student_links
-from coursetools.state import LMS_IDS, SUBMITTED, TIMES, load_state, merge_state
+from coursetools.state import LMS_IDS, REVIEWS, SUBMITTED, TIMES, load_state, merge_state, update_state
 from coursetools.uploads import canvas_rows, moodle_rows
 
 A = "tiny"
@@ -227,3 +228,31 @@ def test_student_links_point_from_the_report_to_pages_that_exist(course):
     assert student_links(course, A, ["ann", "bob"]) == {"ann": [("feedback", "../feedback/ann/tiny/tiny.html")],
                                                         "bob": []}
     assert (course.report(A).parent / "../feedback/ann/tiny/tiny.html").resolve() == page.resolve()
+
+
+# --- reviews of flagged students (item 12) ----------------------------------------------------------
+
+def test_a_review_clears_or_keeps_a_flag_for_the_file_it_was_made_on():
+    record = {"status": TAMPERED, "details": ["edited locked cell test_add"], "submission_sha": "abc"}
+    on_abc = {"status": TAMPERED, "submission_sha": "abc"}
+    cleared = reviewed(record, {"decision": CLEARED, "note": "a blank line", **on_abc})
+    assert cleared["status"] == OK and cleared["details"][0] == "reviewed, tampered flag cleared: a blank line"
+    kept = reviewed(record, {"decision": KEPT, "note": "replaced the test", **on_abc})
+    assert kept["status"] == TAMPERED and kept["details"][0] == "reviewed, tampered kept: replaced the test"
+    resubmitted = {**record, "submission_sha": "new"}
+    assert reviewed(resubmitted, {"decision": CLEARED, "note": "", "status": TAMPERED, "submission_sha": "abc"}) \
+        == resubmitted
+
+
+def test_course_review_records_the_decision_and_refuses_what_it_cannot_review(course, capsys):
+    update_state(course, A, {"bwong": {"status": TAMPERED, "details": ["deleted locked cell test_add"],
+                                       "submission_sha": "abc", "seconds": 1.0},
+                             "ann": {"status": OK, "details": [], "submission_sha": "def", "seconds": 1.0}})
+    (course.root / "solutions" / A).mkdir(parents=True)
+    (course.root / "solutions" / A / f"{A}.md").write_text("")
+    root = ["--root", str(course.root)]
+    assert main([*root, "review", A, "bwong", "--clear", "deleted by mistake, restored unchanged"]) == 0
+    assert load_state(course, A)[REVIEWS]["bwong"] == {"decision": CLEARED, "note": "deleted by mistake, restored "
+                                                       "unchanged", "status": TAMPERED, "submission_sha": "abc"}
+    assert main([*root, "review", A, "ann", "--keep", "x"]) == 2 and "nothing to review" in capsys.readouterr().err
+    assert main([*root, "review", A, "zed", "--keep", "x"]) == 2 and "has not been graded" in capsys.readouterr().err
