@@ -126,8 +126,9 @@ def _report(course: Course, args: argparse.Namespace) -> int:
     for path in export(course, args.assignment, table):
         print(f"wrote {path}")
     for path, upload in write_uploads(course, args.assignment, table, args.canvas_column).items():
+        whys = {why: [s for s, w in upload.left_out.items() if w == why] for why in upload.left_out.values()}
         print(f"wrote {path} (for the LMS's grade import; {len(upload.left_out)} students left out"
-              + (f": {'; '.join(f'{s}: {why}' for s, why in upload.left_out.items())})" if upload.left_out else ")"))
+              + "".join(f"; {why}: {', '.join(students)}" for why, students in whys.items()) + ")")
     print(f"wrote {write_report(course, args.assignment, table)}")
     pending = [row.student for row in table.rows if row.to_grade_by_hand]
     if pending:

@@ -213,7 +213,8 @@ def test_the_pending_report_and_csv_agree_on_what_is_left_to_grade_by_hand(grade
     pending = {s for s, row in rows.items() if row["manual_to_grade"] == "1"}
     assert pending == set(HAND_GRADES)
     assert all(rows[s]["manual_to_grade"] == "0" for s in set(STATUSES) - pending)
-    assert f"Hand grading pending: 5 answers of 5 students</strong> ({', '.join(sorted(pending))})" in page
+    names = ", ".join("Jo Doe (jdoe)" if s == "jdoe" else s for s in sorted(pending))  # the roster's name
+    assert f"Hand grading pending: 5 answers of 5 students</strong> ({names})" in page
     assert "<tr><td>answers still to grade by hand</td><td>5</td></tr>" in page
     assert (f"<tr><td>{WRITTEN_TITLE}</td><td>by hand</td><td>0%</td><td>0%</td><td>3</td><td>5</td></tr>"
             in page)
