@@ -62,26 +62,36 @@ wipe-grading:  ## delete ALL of grading/: gradebook, hand grades, backups, submi
 	rm -rf grading
 
 # --- grading a class (coursetools/cli.py; everything under grading/) -------------------------
-# make grade A=ch01_tokens [FROM=folder | ZIP=lms.zip] [DUE=2026-01-12T23:59] [ARGS="--force --student jdoe"]
+# make grade A=ch01_tokens [FROM=folder | ZIP=lms.zip] [DUE=2026-01-12T23:59] [TIMES=times.csv] [ARGS="--force --student jdoe"]
 # COURSE=path grades another course directory than this one.
-.PHONY: feedback report
+.PHONY: feedback report review
 COURSE_CLI = $(BIN)/python -m coursetools.cli $(if $(COURSE),--root $(COURSE))
 NEEDS_A = @test -n "$(A)" || { echo "name the assignment: make $@ A=<id> (the ids are the folders of solutions/)"; exit 2; }
 grade: $(STAMP)  ## autograde assignment A (collect FROM=folder or ZIP=lms.zip first when given)
 	$(NEEDS_A)
-	$(COURSE_CLI) grade $(A) $(if $(FROM),--from $(FROM)) $(if $(ZIP),--zip $(ZIP)) $(if $(DUE),--due $(DUE)) $(ARGS)
+	$(COURSE_CLI) grade $(A) $(if $(FROM),--from $(FROM)) $(if $(ZIP),--zip $(ZIP)) $(if $(DUE),--due $(DUE)) $(if $(TIMES),--times $(TIMES)) $(ARGS)
 
 feedback: $(STAMP)  ## feedback HTML for assignment A, without hidden tests (refused while hand grading is pending)
 	$(NEEDS_A)
 	$(COURSE_CLI) feedback $(A) $(ARGS)
 
-report: $(STAMP)  ## CSV exports and the class report for assignment A
+# make review A=ch01_tokens S=jdoe CLEAR="the edit was a blank line" (or KEEP="replaced the test")
+review: $(STAMP)  ## record your review of flagged student S: CLEAR="note" (the flag was wrong) or KEEP="note"
 	$(NEEDS_A)
-	$(COURSE_CLI) report $(A)
+	@test -n "$(S)" -a -n "$(CLEAR)$(KEEP)" || { echo 'make review A=<id> S=<student> CLEAR="why the flag was wrong" (or KEEP="what you found")'; exit 2; }
+	$(COURSE_CLI) review $(A) $(S) $(if $(CLEAR),--clear "$(CLEAR)",--keep "$(KEEP)")
+
+report: $(STAMP)  ## CSV exports, LMS uploads and the class report for assignment A (ARGS="--canvas-column '...'")
+	$(NEEDS_A)
+	$(COURSE_CLI) report $(A) $(ARGS)
 
 # nbgrader finds nbgrader_config.py in the folder Jupyter starts in. FORMGRADER_PORT=... to change.
+# As root (a container), Jupyter refuses to start without --allow-root; the server listens on
+# 127.0.0.1 only and asks for its token, so no other machine reaches it either way (README).
 FORMGRADER_PORT ?= 8888
+FORMGRADER_AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 .PHONY: formgrader
 formgrader: $(STAMP)  ## hand grading: JupyterLab with nbgrader's formgrader (menu Nbgrader > Formgrader)
 	@mkdir -p grading/exchange
-	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(FORMGRADER_PORT) --ServerApp.root_dir=$(CURDIR)
+	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(FORMGRADER_PORT) --ServerApp.root_dir=$(CURDIR) \
+		$(FORMGRADER_AS_ROOT)

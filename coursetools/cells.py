@@ -10,6 +10,7 @@ nbgrader keeps what it knows about a cell under ``cell.metadata["nbgrader"]``: `
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from nbformat import NotebookNode
@@ -43,3 +44,36 @@ def graded_cells(nb: NotebookNode) -> list[GradedCell]:
     """Every graded cell of ``nb``, in notebook order."""
     return [GradedCell(meta["grade_id"], is_autograded_test(cell), float(meta["points"]))
             for cell in nb.cells if (meta := nbgrader_meta(cell)).get("grade")]
+
+
+def answer_texts(nb: NotebookNode) -> dict[str, str]:
+    """The hand-graded answers of ``nb`` (graded cells the student writes): grade_id -> text."""
+    return {meta["grade_id"]: cell.source for cell in nb.cells
+            if (meta := nbgrader_meta(cell)).get("grade") and meta.get("solution")}
+
+
+POINTS_SUFFIX = re.compile(r"\s*\(\d+(?:\.\d+)? points?[^)]*\)\s*$")  # (3 points), (3 points, graded by hand)
+
+
+def cell_titles(nb: NotebookNode) -> dict[str, str]:
+    """grade_id -> the name the notebook gives the graded cell: the heading above it, without its
+    points (``Exercise 1: left padding for generation``), and ``part k of n`` when n graded cells
+    share a heading. Headings in the cells a student writes do not count; a graded cell with no
+    heading above it is named by its grade_id."""
+    heading, under = "", {}
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        if cell.cell_type == "markdown" and not meta.get("solution"):
+            found = [line.lstrip("#").strip() for line in cell.source.splitlines() if re.match(r"#{1,6} ", line)]
+            heading = POINTS_SUFFIX.sub("", found[-1]) if found else heading
+        if meta.get("grade"):
+            under.setdefault(heading, []).append(meta["grade_id"])
+    return {grade_id: (name or grade_id) + (f", part {k} of {len(ids)}" if len(ids) > 1 and name else "")
+            for name, ids in under.items() for k, grade_id in enumerate(ids, start=1)}
+
+
+def short_title(title: str, grade_id: str) -> str:
+    """``Ex. 4.2`` for ``Exercise 4: ..., part 2 of 3``, ``Ex. 1`` for ``Exercise 1: ...``; else the grade_id."""
+    number = re.match(r"Exercise (\d+)", title)
+    part = re.search(r", part (\d+) of \d+$", title)
+    return f"Ex. {number[1]}" + (f".{part[1]}" if part else "") if number else grade_id

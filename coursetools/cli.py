@@ -1,8 +1,10 @@
 """``course``: grade a class, one command per step (``python -m coursetools.cli`` works too).
 
-    course grade ch01_tokens [--from DIR | --zip LMS.zip] [--due 2026-01-12T23:59] [--student ID ...] [--force]
+    course grade ch01_tokens [--from DIR | --zip LMS.zip] [--due 2026-01-12T23:59] [--times times.csv]
+                             [--student ID ...] [--force]
     course feedback ch01_tokens [--ready-only]
-    course report ch01_tokens          (also exports the CSVs)
+    course review ch01_tokens jdoe --clear "the edit was a blank line" | --keep "replaced the test"
+    course report ch01_tokens [--canvas-column "Homework 1 (4242)"]   (also the CSVs and LMS uploads)
 
 The course is the folder holding ``nbgrader_config.py``: the current folder or the nearest one
 above it (``--root`` to name another). Everything is written under its git-ignored ``grading/``.
@@ -12,19 +14,21 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 
 from coursetools import grading
-from coursetools.collect import collect_folder, collect_zip
-from coursetools.exports import class_table, export
-from coursetools.gradebook import flag_submissions
+from coursetools.collect import collect_folder, collect_zip, read_submission_times
+from coursetools.exports import class_table, export, submission_time
+from coursetools.gradebook import flag_submissions, unflag_submission
 from coursetools.layout import CONFIG_FILE, Course
-from coursetools.outcomes import OK
+from coursetools.outcomes import CLEARED, KEPT, OK, reviewed
 from coursetools.release import check_assignment
 from coursetools.report import write_report
 from coursetools.sandbox import SandboxUnavailable
-from coursetools.state import DUE, update_state
+from coursetools.state import DUE, LMS_IDS, REVIEWS, TIMES, load_state, merge_state, student_records, update_state
+from coursetools.uploads import write_uploads
 
 
 def _grade(course: Course, args: argparse.Namespace) -> int:
@@ -41,6 +45,20 @@ def _grade(course: Course, args: argparse.Namespace) -> int:
                 print(f"  LEFT OUT for {student}: {why}")
         for name in choice.unmatched:
             print(f"  NOT COLLECTED (name matches no student): {name}")
+    if args.times:
+        try:
+            times = read_submission_times(args.times, load_state(course, args.assignment).get(LMS_IDS, {}))
+        except (OSError, ValueError) as error:
+            print(f"course: error: {error}", file=sys.stderr)
+            return 2
+        due = load_state(course, args.assignment).get(DUE)
+        if len({datetime.fromisoformat(t).tzinfo is None for t in [*times.values(), *([due] if due else [])]}) > 1:
+            print(f"course: error: {args.times} and the due date {due}: some times have a UTC offset and others "
+                  "none; give every time, and --due, with an offset (2026-01-12T23:59-05:00) or none of them",
+                  file=sys.stderr)
+            return 2
+        merge_state(course, args.assignment, TIMES, times)
+        print(f"submission times of {len(times)} students read from {args.times}")
     try:
         outcomes = grading.grade(course, args.assignment, args.student or None, force=args.force, jobs=args.jobs,
                                  cell_timeout=args.cell_timeout, notebook_timeout=args.notebook_timeout,
@@ -50,10 +68,26 @@ def _grade(course: Course, args: argparse.Namespace) -> int:
               "To grade without one anyway (every student's code can then read the solutions and change "
               "grades): --unsafe-no-sandbox (make grade ... ARGS=--unsafe-no-sandbox)", file=sys.stderr)
         return 2
-    problems = {s: o.status for s, o in outcomes.items() if o.status != OK}
+    reviews = load_state(course, args.assignment).get(REVIEWS, {})
+    problems = {s: o.status for s, o in outcomes.items()
+                if reviewed({**asdict(o), "status": o.status}, reviews.get(s))["status"] != OK}
     flag_submissions(course, args.assignment, list(problems))
     print(f"graded {len(outcomes)}; not ok (flagged in formgrader): {problems or 'none'}")
+    _say_unknown_times(course, args.assignment)
     return 0
+
+
+def _say_unknown_times(course: Course, assignment: str) -> None:
+    """With a due date, name the students whose submission time is unknown (Canvas and Moodle file
+    names carry none): only the LMS's own LATE mark says anything of them."""
+    state = load_state(course, assignment)
+    if not state.get(DUE):
+        return
+    unknown = [s for s in student_records(state) if submission_time(course, assignment, s, state) is None]
+    if unknown:
+        print(f"DUE: no submission time for {len(unknown)} students ({', '.join(unknown)}): the file names carry "
+              "none (Canvas and Moodle's do not), so only an LMS's LATE mark shows; give their times with "
+              "--times times.csv (README, 'Grading a class').")
 
 
 def _feedback(course: Course, args: argparse.Namespace) -> int:
@@ -91,11 +125,33 @@ def _report(course: Course, args: argparse.Namespace) -> int:
     table = class_table(course, args.assignment)
     for path in export(course, args.assignment, table):
         print(f"wrote {path}")
+    for path, upload in write_uploads(course, args.assignment, table, args.canvas_column).items():
+        whys = {why: [s for s, w in upload.left_out.items() if w == why] for why in upload.left_out.values()}
+        print(f"wrote {path} (for the LMS's grade import; {len(upload.left_out)} students left out"
+              + "".join(f"; {why}: {', '.join(students)}" for why, students in whys.items()) + ")")
     print(f"wrote {write_report(course, args.assignment, table)}")
     pending = [row.student for row in table.rows if row.to_grade_by_hand]
     if pending:
         print(f"HAND GRADING PENDING for {len(pending)} students ({', '.join(pending)}): their totals are "
               "incomplete; grade them in formgrader, then run the report again.")
+    return 0
+
+
+def _review(course: Course, args: argparse.Namespace) -> int:
+    record = load_state(course, args.assignment).get(args.student)
+    if record is None:
+        print(f"course: error: {args.student!r} has not been graded on {args.assignment}", file=sys.stderr)
+        return 2
+    if record["status"] == OK:
+        print(f"course: error: {args.student} is ok on {args.assignment}: nothing to review", file=sys.stderr)
+        return 2
+    decision, note = (CLEARED, args.clear) if args.clear is not None else (KEPT, args.keep)
+    merge_state(course, args.assignment, REVIEWS, {args.student: {
+        "decision": decision, "note": note, "status": record["status"], "submission_sha": record["submission_sha"]}})
+    if decision == CLEARED:
+        unflag_submission(course, args.assignment, args.student)
+    print(f"{args.student}: {record['status']} {decision} ({note}); the report, the CSV and formgrader's flag follow "
+          "it until the student submits another file. Run the report again.")
     return 0
 
 
@@ -129,6 +185,8 @@ def parser() -> argparse.ArgumentParser:
                                                  "<student>_<assignment>.ipynb names; see coursetools/README.md)")
     grade.add_argument("--due", type=_due, help="due date and time (ISO, the LMS's time zone), e.g. "
                                                 "2026-01-12T23:59: later submissions are marked late")
+    grade.add_argument("--times", type=Path, help="CSV of submission times (columns submitted_at and student or "
+                                                  "lms_id/user_id), for LMS downloads whose names carry none")
     grade.add_argument("--student", action="append", help="grade only this student (repeatable)")
     grade.add_argument("--force", action="store_true", help="grade again students already graded")
     grade.add_argument("--jobs", type=int, default=2, help="students graded at once (default 2)")
@@ -144,9 +202,20 @@ def parser() -> argparse.ArgumentParser:
     feedback.add_argument("--ready-only", action="store_true",
                           help="write feedback for the students whose grading is complete, none for the others")
     feedback.set_defaults(run=_feedback)
-    steps.add_parser("report", help="CSV exports and the class report").set_defaults(run=_report)
+    review = steps.add_parser("review", help="record your review of a flagged student (tampered, cell timed "
+                                             "out...): clear the flag or keep it, with a note")
+    decision = review.add_mutually_exclusive_group(required=True)
+    decision.add_argument("--clear", metavar="NOTE", help="the flag was wrong: the student counts as ok")
+    decision.add_argument("--keep", metavar="NOTE", help="the flag stands (the note says what you found)")
+    review.set_defaults(run=_review)
+    report = steps.add_parser("report", help="CSV exports, the LMS uploads and the class report")
+    report.add_argument("--canvas-column", help="the assignment's column header in Canvas's gradebook export, "
+                                                "e.g. 'Homework 8 (4242)' (default: the assignment id, which "
+                                                "Canvas imports as a new assignment)")
+    report.set_defaults(run=_report)
     for step in steps.choices.values():
         step.add_argument("assignment", help="assignment id, e.g. ch01_tokens")
+    review.add_argument("student", help="the student's id")
     return main_parser
 
 

@@ -5,17 +5,23 @@ course): each file's name is parsed (:mod:`coursetools.submission_names`), each 
 file is copied to ``submitted/<student>/<assignment>/<assignment>.ipynb`` with nbgrader's
 ``timestamp.txt`` when the name gives a time, and what was left out is recorded in the state
 file (:mod:`coursetools.state`) for the report: files naming no student, and students' older or
-undecidable duplicates.
+undecidable duplicates. The LMS's number for each student in the names (Canvas's user ID, Moodle's
+participant number) is kept for the grade uploads (:mod:`coursetools.uploads`).
+
+Canvas and Moodle names carry no time, so lateness against a due date needs the times from
+elsewhere: :func:`read_submission_times` reads a CSV of them (``course grade --times``).
 """
 
 from __future__ import annotations
 
+import csv
 import shutil
 import zipfile
+from datetime import datetime
 from pathlib import Path
 
 from coursetools.layout import Course
-from coursetools.state import LEFT_OUT, SUBMITTED, UNMATCHED, update_state
+from coursetools.state import LEFT_OUT, LMS_IDS, SUBMITTED, UNMATCHED, load_state, merge_state, update_state
 from coursetools.submission_names import Choice, choose_latest
 
 IGNORED = ("__MACOSX/", ".DS_Store")  # what a Mac adds to a zip
@@ -39,6 +45,8 @@ def collect_zip(course: Course, assignment: str, archive: Path) -> Choice:
         UNMATCHED: choice.unmatched, LEFT_OUT: choice.left_out,
         SUBMITTED: {student: {"file": name.path, "timestamp": name.timestamp and name.timestamp.isoformat(),
                               "marked_late": name.marked_late} for student, name in choice.chosen.items()}})
+    merge_state(course, assignment, LMS_IDS, {student: {"lms": name.convention.split(" ")[0], "lms_id": name.lms_id}
+                                              for student, name in choice.chosen.items() if name.lms_id})
     return choice
 
 
@@ -57,7 +65,41 @@ def collect_folder(course: Course, assignment: str, folder: Path) -> list[str]:
         if (origin / "timestamp.txt").is_file():
             shutil.copy2(origin / "timestamp.txt", destination / "timestamp.txt")
         students.append(student_dir.name)
+    # what an earlier LMS download said of these students' files (its time, its LATE) is not of these
+    submitted = load_state(course, assignment).get(SUBMITTED, {})
+    update_state(course, assignment, {SUBMITTED: {s: v for s, v in submitted.items() if s not in students}})
     return students
+
+
+def read_submission_times(path: Path, lms_ids: dict[str, dict[str, str]]) -> dict[str, str]:
+    """student -> ISO time of submission, from a CSV with a ``submitted_at`` column (ISO 8601, e.g.
+    ``2026-01-12T22:10:00``; with an offset only when the due date has one) and a column naming the
+    student: ``student`` (the course's id) or ``lms_id``/``user_id`` (the LMS's number, as Canvas's
+    Submissions API gives ``user_id`` and ``submitted_at``), matched through ``lms_ids`` (the state's
+    :data:`~coursetools.state.LMS_IDS`). Rows with an empty time are skipped (nothing submitted)."""
+    by_lms_id = {ids["lms_id"]: student for student, ids in lms_ids.items()}
+    with Path(path).open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.DictReader(handle)
+        fields = reader.fieldnames or []
+        key = next((k for k in ("student", "lms_id", "user_id") if k in fields), None)
+        if "submitted_at" not in fields or key is None:
+            raise ValueError(f"{path}: expected a header with 'submitted_at' and one of 'student', 'lms_id', "
+                             f"'user_id', got {fields}")
+        times = {}
+        for line, row in enumerate(reader, start=2):
+            who, when = (row.get(key) or "").strip(), (row.get("submitted_at") or "").strip()
+            if not who or not when:
+                continue
+            student = who if key == "student" else by_lms_id.get(who)
+            if student is None:
+                raise ValueError(f"{path}, line {line}: no collected student has the LMS id {who!r} "
+                                 f"(known: {', '.join(sorted(by_lms_id)) or 'none; collect the download first'})")
+            try:
+                times[student] = datetime.fromisoformat(when.replace("Z", "+00:00")).isoformat()
+            except ValueError:
+                raise ValueError(f"{path}, line {line}: expected an ISO time like 2026-01-12T22:10:00, "
+                                 f"got {when!r}") from None
+        return times
 
 
 def _fresh_folder(course: Course, assignment: str, student: str) -> Path:

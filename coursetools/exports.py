@@ -3,8 +3,9 @@
 nbgrader's own ``nbgrader export`` CSV shows 0 for a student it could not grade; the course's CSV
 (``<assignment>_grades.csv``) has one row per student with a column per graded cell, the status
 of :mod:`coursetools.outcomes`, an empty total for a student whose notebook was not graded, the
-hand-graded answers still to score, lateness against the due date, and the roster's name and
-email (``grading/roster.csv``, optional).
+hand-graded answers still to score, lateness against the due date, the roster's name and
+email (``grading/roster.csv``, optional) and the LMS's number for the student (``lms_id``, from the
+download's file names or the roster), which the LMS uploads of :mod:`coursetools.uploads` match on.
 The rows are computed by pure functions (:func:`class_row`, :func:`csv_rows`); :func:`class_table`
 reads them from the state file and the gradebook.
 """
@@ -24,10 +25,14 @@ from coursetools.cells import GradedCell, graded_cells
 from coursetools.files import write_atomically
 from coursetools.gradebook import gradebook_scores
 from coursetools.layout import Course, run_nbgrader
-from coursetools.outcomes import GRADED
-from coursetools.state import DUE, SUBMITTED, load_state, student_records
+from coursetools.outcomes import GRADED, reviewed
+from coursetools.state import DUE, LMS_IDS, REVIEWS, SUBMITTED, TIMES, load_state, student_records
 
 NO_SUBMISSION = "no submission"  # a roster student without a record
+# What an LMS's grade import matches a student on: the LMS and its number for the student (from the
+# download's file names, or the roster), Canvas's SIS ids and section (from the roster).
+LMS_FIELDS = ("lms", "lms_id", "sis_user_id", "sis_login_id", "section")
+ROSTER_FIELDS = ("name", "email", *LMS_FIELDS)
 
 
 @dataclass
@@ -37,6 +42,8 @@ class Row:
     ``to_grade_by_hand``: the hand-graded answers of a graded notebook that hold no score yet
     (their points are not in ``total`` until an instructor scores them). ``late``: how late the
     submission was (empty when on time or unknown). ``name``, ``email``: from the roster.
+    ``ids``: what an LMS matches a student on: ``lms`` and ``lms_id`` (Canvas's user ID, Moodle's
+    participant number), ``sis_user_id``, ``sis_login_id``, ``section`` (from the roster).
     """
 
     student: str
@@ -48,6 +55,7 @@ class Row:
     late: str = ""
     name: str = ""
     email: str = ""
+    ids: dict[str, str] = field(default_factory=dict)
 
 
 class ClassTable(NamedTuple):
@@ -72,7 +80,8 @@ def class_row(student: str, record: dict, found: dict[str, float | None], cells:
     pending = [cell.grade_id for cell in cells if graded and not cell.automatic and scores[cell.grade_id] is None]
     person = person or {}
     return Row(student, record["status"], scores, total, record["details"], pending, late,
-               person.get("name", ""), person.get("email", ""))
+               person.get("name", ""), person.get("email", ""),
+               {key: person[key] for key in LMS_FIELDS if person.get(key)})
 
 
 def lateness(submitted_at: datetime | None, due: datetime | None, marked_late: bool = False) -> str:
@@ -90,17 +99,17 @@ def lateness(submitted_at: datetime | None, due: datetime | None, marked_late: b
 def csv_rows(table: ClassTable) -> list[list[str]]:
     """The course's CSV as rows of strings, header first.
 
-    Columns: student, name, email, status, one per graded cell, total (the points scored so far:
-    final only when manual_to_grade is 0), max_total, manual_to_grade (hand-graded answers still
+    Columns: student, name, email, lms_id, status, one per graded cell, total (the points scored so
+    far: final only when manual_to_grade is 0), max_total, manual_to_grade (hand-graded answers still
     without a score), late, details. A missing score or total is an empty string.
     """
     rows, cells = table
     max_total = sum(cell.points for cell in cells)
-    lines = [["student", "name", "email", "status", *[cell.grade_id for cell in cells], "total", "max_total",
-              "manual_to_grade", "late", "details"]]
+    lines = [["student", "name", "email", "lms_id", "status", *[cell.grade_id for cell in cells], "total",
+              "max_total", "manual_to_grade", "late", "details"]]
     for row in rows:
         manual_left = "" if row.total is None else str(len(row.to_grade_by_hand))
-        lines.append([row.student, row.name, row.email, row.status,
+        lines.append([row.student, row.name, row.email, row.ids.get("lms_id", ""), row.status,
                       *[_number(row.scores[cell.grade_id]) for cell in cells],
                       _number(row.total), _number(max_total), manual_left, row.late, "; ".join(row.details)])
     return lines
@@ -118,26 +127,27 @@ def write_csv(path: Path, rows: list[list[str]]) -> None:
 
 
 def read_roster(path: Path) -> dict[str, dict[str, str]]:
-    """student id -> {"name": ..., "email": ...} from a roster CSV (empty when there is none).
+    """student id -> {"name": ..., "email": ..., and any of :data:`LMS_FIELDS`} from a roster CSV
+    (empty when there is none).
 
-    The file needs a header with a ``student`` column (the id the submissions carry); ``name`` and
-    ``email`` are optional, other columns are ignored.
+    The file needs a header with a ``student`` column (the id the submissions carry); ``name``,
+    ``email`` and the LMS's identifiers (:data:`LMS_FIELDS`) are optional, other columns are ignored.
     """
     if not path.is_file():
         return {}
     with path.open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.DictReader(handle)
         if "student" not in (reader.fieldnames or []):
-            raise ValueError(f"{path}: expected a header with a 'student' column (and optional 'name', 'email'), "
-                             f"got {reader.fieldnames}")
-        return {row["student"].strip(): {"name": (row.get("name") or "").strip(),
-                                         "email": (row.get("email") or "").strip()}
+            raise ValueError(f"{path}: expected a header with a 'student' column (and optional "
+                             f"{', '.join(ROSTER_FIELDS)}), got {reader.fieldnames}")
+        return {row["student"].strip(): {key: (row.get(key) or "").strip() for key in ROSTER_FIELDS}
                 for row in reader if (row.get("student") or "").strip()}
 
 
 def submission_time(course: Course, assignment: str, student: str, state: dict) -> datetime | None:
-    """When ``student`` submitted, as the LMS file name said (state) or nbgrader's ``timestamp.txt``."""
-    recorded = state.get(SUBMITTED, {}).get(student, {}).get("timestamp")
+    """When ``student`` submitted: as the instructor's times file said (state), or the LMS file
+    name (state), or nbgrader's ``timestamp.txt``."""
+    recorded = state.get(TIMES, {}).get(student) or state.get(SUBMITTED, {}).get(student, {}).get("timestamp")
     if recorded:
         return datetime.fromisoformat(recorded)
     stamp = course.folder("submitted", assignment, student) / "timestamp.txt"
@@ -155,13 +165,17 @@ def class_table(course: Course, assignment: str) -> ClassTable:
     cells = graded_cells(nbformat.read(course.staged_release(assignment), as_version=4))
     state = load_state(course, assignment)
     roster = read_roster(course.roster())
+    collected = state.get(LMS_IDS, {})
+    people = {student: {**collected.get(student, {}), **{k: v for k, v in roster.get(student, {}).items() if v}}
+              for student in {*roster, *collected}}
     due = datetime.fromisoformat(state[DUE]) if state.get(DUE) else None
-    records = student_records(state)
+    reviews = state.get(REVIEWS, {})
+    records = {student: reviewed(record, reviews.get(student)) for student, record in student_records(state).items()}
     rows = [class_row(student, record, gradebook_scores(course, assignment, student)
                       if record["status"] in GRADED else {}, cells,
                       lateness(submission_time(course, assignment, student, state), due,
                                state.get(SUBMITTED, {}).get(student, {}).get("marked_late", False)),
-                      roster.get(student))
+                      people.get(student))
             for student, record in sorted(records.items())]
     rows += [class_row(student, {"status": NO_SUBMISSION, "details": ["on the roster, nothing collected"]}, {},
                        cells, person=person)

@@ -41,11 +41,12 @@ from pathlib import Path
 import nbformat
 import psutil
 
-from coursetools.cells import graded_cells
-from coursetools.gradebook import backup_gradebook, gradebook_scores
+from coursetools.cells import answer_texts, graded_cells
+from coursetools.gradebook import backup_gradebook, gradebook_scores, keep_hand_grades
 from coursetools.hidden import hidden_lines, quoted_lines
 from coursetools.layout import STAGED_RELEASE, Course, nbgrader_env, run_nbgrader
 from coursetools.outcomes import (
+    GRADED,
     MISSING,
     UNCONFINED,
     Outcome,
@@ -125,9 +126,13 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
     scratch = tempfile.TemporaryDirectory(prefix="course-grading-")  # the boxes' scratch folders
 
     def one(student: str) -> None:
+        hand_graded_on = _answers_graded(course, assignment, student)  # before the regrade replaces them
         outcome = grade_student(course, assignment, student, releases, cell_timeout, notebook_timeout,
                                 confine=confine, scratch_root=Path(scratch.name))
         outcome.tests_sha = tests_sha
+        if outcome.status in GRADED:
+            outcome.details += [f"{name}: the answer changed since its hand grade; grade it again"
+                                for name in keep_hand_grades(course, assignment, student, hand_graded_on)]
         with lock:
             outcomes[student] = outcome
             update_state(course, assignment, {student: asdict(outcome)})
@@ -247,6 +252,12 @@ def _kill_tree(pid: int) -> None:
         except psutil.NoSuchProcess:
             pass
     psutil.wait_procs(family, timeout=10)
+
+
+def _answers_graded(course: Course, assignment: str, student: str) -> dict[str, str]:
+    """The hand-graded answers of ``student``'s autograded notebook as it is now (empty when none)."""
+    path = course.notebook("autograded", assignment, student)
+    return answer_texts(nbformat.read(path, as_version=4)) if path.is_file() else {}
 
 
 def _remove_autograded(course: Course, assignment: str, student: str) -> None:

@@ -176,3 +176,20 @@ def already_graded(record: dict | None, submission_sha: str, has_autograded_note
     if tests_sha and record.get("tests_sha") != tests_sha and record["status"] != MISSING:
         return False
     return record["status"] not in GRADED or has_autograded_notebook
+
+
+CLEARED, KEPT = "cleared", "kept"  # an instructor's decisions on a flagged student (``course review``)
+
+
+def reviewed(record: dict, review: dict | None) -> dict:
+    """A student's record as the instructor's review leaves it: a flag ``cleared`` on review becomes
+    ``ok`` (the flag's details kept after the note), one ``kept`` stays with the note first. A review
+    stands only for the submission and status it was made on: a new file, or another status,
+    is looked at afresh."""
+    if not review or review.get("submission_sha") != record.get("submission_sha") \
+            or review.get("status") != record["status"]:
+        return record
+    if review["decision"] == CLEARED:
+        return {**record, "status": OK,
+                "details": [f"reviewed, {record['status']} flag cleared: {review['note']}", *record["details"]]}
+    return {**record, "details": [f"reviewed, {record['status']} kept: {review['note']}", *record["details"]]}

@@ -103,11 +103,14 @@ def earlier_releases(release_notebook: Path) -> list[nbformat.NotebookNode]:
                          capture_output=True, text=True) if folder.is_dir() else None
     texts = [release_notebook.read_text(encoding="utf-8")] if release_notebook.is_file() else []
     if top is not None and top.returncode == 0:
-        relative = release_notebook.resolve().relative_to(Path(top.stdout.strip()).resolve()).as_posix()
-        commits = subprocess.run(["git", "-C", str(folder), "log", "--format=%H", "--", relative],
+        # Both commands run at the top of the checkout: `git log -- <path>` reads its path relative to
+        # the folder it runs in (relative to -C), `git show <commit>:<path>` relative to the top.
+        root = Path(top.stdout.strip()).resolve()
+        relative = release_notebook.resolve().relative_to(root).as_posix()
+        commits = subprocess.run(["git", "-C", str(root), "log", "--format=%H", "--", relative],
                                  capture_output=True, text=True).stdout.split()
         for commit in commits:
-            shown = subprocess.run(["git", "-C", str(folder), "show", f"{commit}:{relative}"],
+            shown = subprocess.run(["git", "-C", str(root), "show", f"{commit}:{relative}"],
                                    capture_output=True, text=True)
             if shown.returncode == 0:
                 texts.append(shown.stdout)

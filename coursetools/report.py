@@ -3,19 +3,24 @@
 What is still to grade by hand (first, and loudly: totals are incomplete until it is done), the
 means (each saying what it counts), the histogram of complete totals, pass rate per exercise
 with the hardest first, the students to look at (every status other than ``ok`` with the reason
-recorded by :mod:`coursetools.grading`, late submissions, answers to grade by hand), and the
-files of an LMS download that were left out or name no student. :func:`render` and what it draws on are pure
+recorded by :mod:`coursetools.grading`, a notebook that scored nothing, late submissions, answers to
+grade by hand), every student's row with links to their feedback page and autograded notebook, and
+the files of an LMS download that were left out or name no student. Exercises are named as the
+notebook names them, students as the roster does. :func:`render` and what it draws on are pure
 functions of the class table (:mod:`coursetools.exports`).
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from html import escape
 from pathlib import Path
 from typing import NamedTuple
 
-from coursetools.cells import GradedCell
+import nbformat
+
+from coursetools.cells import GradedCell, cell_titles, short_title
 from coursetools.exports import NO_SUBMISSION, ClassTable, Row, class_table
 from coursetools.files import write_atomically
 from coursetools.layout import Course
@@ -97,16 +102,25 @@ def summary(rows: list[Row], cells: list[GradedCell]) -> list[str]:
     return lines
 
 
+def who(row: Row) -> str:
+    """A student as the report names them: the roster's name and the id, or the id alone."""
+    return f"{row.name} ({row.student})" if row.name else row.student
+
+
 def render(assignment: str, rows: list[Row], cells: list[GradedCell], unmatched: list[str],
-           left_out: dict[str, list[str]] | None = None) -> str:
-    """The report's HTML."""
+           left_out: dict[str, list[str]] | None = None, titles: dict[str, str] | None = None,
+           links: dict[str, list[tuple[str, str]]] | None = None) -> str:
+    """The report's HTML. ``titles``: grade_id -> the exercise's name in the notebook
+    (:func:`coursetools.cells.cell_titles`); ``links``: student -> (label, relative address) of
+    their pages (feedback, autograded notebook)."""
+    titles, links = titles or {}, links or {}
     max_total = sum(cell.points for cell in cells)
     graded = [row for row in rows if row.total is not None]
     complete = [row for row in graded if not row.to_grade_by_hand]
     percentages = [100 * row.total / max_total for row in complete] if max_total else []
     counts = Counter(row.status for row in rows)
     pending = [row for row in graded if row.to_grade_by_hand]
-    to_look_at = [(row, why) for row in rows if (why := reasons_to_look(row))]
+    to_look_at = [(row, why) for row in rows if (why := reasons_to_look(row, max_total))]
     out = [f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(assignment)}: class report</title>",
            "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}td,th{padding:.2em .6em;"
            "border-bottom:1px solid #ddd;text-align:left}.warning{background:#fff3cd;border:1px solid #e0b000;"
@@ -120,7 +134,7 @@ def render(assignment: str, rows: list[Row], cells: list[GradedCell], unmatched:
     if pending:
         answers = sum(len(row.to_grade_by_hand) for row in pending)
         out.append(f"<p class='warning' id='hand-grading'><strong>Hand grading pending: {answers} answers of "
-                   f"{len(pending)} students</strong> ({escape(', '.join(r.student for r in pending))}) have no "
+                   f"{len(pending)} students</strong> ({escape(', '.join(who(r) for r in pending))}) have no "
                    "score yet. Their totals are incomplete: do not publish them or hand back feedback. Grade "
                    "them in formgrader, then run <code>make report</code> again.</p>")
     out += [f"<p>{escape(line)}</p>" for line in summary(rows, cells)]
@@ -132,13 +146,15 @@ def render(assignment: str, rows: list[Row], cells: list[GradedCell], unmatched:
             histogram_svg(percentages),
             "<h2>Exercises, hardest first</h2><table><tr><th>exercise</th><th>graded</th><th>pass rate</th>"
             "<th>mean score</th><th>students scored</th><th>still to grade by hand</th></tr>"]
-    out += [f"<tr><td>{escape(s.grade_id)}</td><td>{'automatically' if s.automatic else 'by hand'}</td>"
+    out += [f"<tr><td>{escape(titles.get(s.grade_id, s.grade_id))}</td>"
+            f"<td>{'automatically' if s.automatic else 'by hand'}</td>"
             f"<td>{_percent(s.pass_rate)}</td><td>{_percent(s.mean)}</td><td>{s.scored}</td>"
             f"<td>{s.to_grade_by_hand or ''}</td></tr>" for s in exercise_stats(rows, cells)]
     out.append("</table><h2>Students to look at</h2>")
     out.append("<table><tr><th>student</th><th>status</th><th>why</th></tr>" + "".join(
-        f"<tr><td>{escape(r.student)}</td><td>{escape(r.status)}</td><td>{escape('; '.join(why))}</td></tr>"
+        f"<tr><td>{escape(who(r))}</td><td>{escape(r.status)}</td><td>{escape('; '.join(why))}</td></tr>"
         for r, why in to_look_at) + "</table>" if to_look_at else "<p>None.</p>")
+    out.append(student_table(rows, cells, titles, links))
     if left_out:
         out.append("<h2>Files in the LMS download left out</h2><p>A student with several files is graded on "
                    "the latest; rename a file and collect again to grade another.</p><ul>"
@@ -151,11 +167,37 @@ def render(assignment: str, rows: list[Row], cells: list[GradedCell], unmatched:
     return "\n".join(out)
 
 
-def reasons_to_look(row: Row) -> list[str]:
-    """Why an instructor should look at a student's row (empty: nothing to look at)."""
+def student_table(rows: list[Row], cells: list[GradedCell], titles: dict[str, str],
+                  links: dict[str, list[tuple[str, str]]]) -> str:
+    """Every student's row: name, status, the points of each graded cell (headed by the exercise's
+    short name, the full one on hover), total, answers to grade by hand, lateness and their pages."""
+    labels = [short_title(titles.get(cell.grade_id, ""), cell.grade_id) for cell in cells]
+    labels = [f"{label} ({cell.grade_id})" if labels.count(label) > 1 else label for label, cell in zip(labels, cells)]
+    head = "".join(f"<th title='{escape(titles.get(cell.grade_id, cell.grade_id))}'>{escape(label)} "
+                   f"/ {cell.points:g}</th>" for label, cell in zip(labels, cells))
+    lines = [f"<h2>Students</h2><table id='students'><tr><th>student</th><th>status</th>{head}<th>total</th>"
+             "<th>to grade by hand</th><th>late</th><th>pages</th></tr>"]
+    for row in rows:
+        scores = "".join(f"<td>{_points(row.scores[cell.grade_id])}</td>" for cell in cells)
+        pages = " ".join(f"<a href='{escape(href)}'>{escape(label)}</a>" for label, href in links.get(row.student, []))
+        lines.append(f"<tr><td>{escape(who(row))}</td><td>{escape(row.status)}</td>{scores}"
+                     f"<td>{_points(row.total)}</td><td>{len(row.to_grade_by_hand) or ''}</td>"
+                     f"<td>{escape(row.late)}</td><td>{pages}</td></tr>")
+    return "".join(lines) + "</table>"
+
+
+def reasons_to_look(row: Row, max_total: float = 0.0) -> list[str]:
+    """Why an instructor should look at a student's row (empty: nothing to look at). A graded
+    notebook that scored nothing at all (the release handed in as it was, or a wrong file) is one."""
+    nothing = row.total == 0 and not row.to_grade_by_hand and max_total > 0
     return ([] if row.status == OK and UNCONFINED not in row.details else row.details or [row.status]) + \
+        ([f"0 of {max_total:g} points: nothing answered, or the wrong file?"] if nothing else []) + \
         ([row.late] if row.late else []) + \
         ([f"to grade by hand: {', '.join(row.to_grade_by_hand)}"] if row.to_grade_by_hand else [])
+
+
+def _points(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
 
 
 def _percent(value: float | None) -> str:
@@ -168,5 +210,17 @@ def write_report(course: Course, assignment: str, table: ClassTable | None = Non
     rows, cells = table or class_table(course, assignment)
     state = load_state(course, assignment)
     path = course.report(assignment)
-    write_atomically(path, render(assignment, rows, cells, state.get(UNMATCHED, []), state.get(LEFT_OUT, {})))
+    titles = cell_titles(nbformat.read(course.staged_release(assignment), as_version=4))
+    write_atomically(path, render(assignment, rows, cells, state.get(UNMATCHED, []), state.get(LEFT_OUT, {}),
+                                  titles, student_links(course, assignment, [row.student for row in rows])))
     return path
+
+
+def student_links(course: Course, assignment: str, students: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """Each student's pages that exist, as addresses relative to the report: the feedback page
+    (what the student gets) and the autograded notebook (hidden tests included: the instructor's)."""
+    folder = course.report(assignment).parent
+    pages = {"feedback": lambda s: course.feedback_page(assignment, s),
+             "autograded notebook": lambda s: course.notebook("autograded", assignment, s)}
+    return {student: [(label, Path(os.path.relpath(where(student), folder)).as_posix())
+                      for label, where in pages.items() if where(student).is_file()] for student in students}

@@ -40,12 +40,15 @@ class Convention(NamedTuple):
 
 # Most specific first: a Canvas or Blackboard name also fits the course's loose ``<student>_<a>``.
 CONVENTIONS = (
-    Convention("Canvas", rf"(?:.*/)?(?P<student>[a-z0-9\-]+)(?P<late>_LATE)?_\d+_\d+_{{a}}{COPY_SUFFIX}\.ipynb",
+    Convention("Canvas",
+               rf"(?:.*/)?(?P<student>[a-z0-9\-]+)(?P<late>_LATE)?_(?P<lms_id>\d+)_\d+_{{a}}{COPY_SUFFIX}\.ipynb",
                "doejane_123456_7891011_{a}-1.ipynb", "doejane"),
     Convention("Moodle (one folder per student)",
-               r"(?:.*/)?(?P<name>[^/_]+)_\d+_assignsubmission_file_/(?:[^/]*/)*{a}" + COPY_SUFFIX + r"\.ipynb",
+               r"(?:.*/)?(?P<name>[^/_]+)_(?P<lms_id>\d+)_assignsubmission_file_/(?:[^/]*/)*{a}" + COPY_SUFFIX
+               + r"\.ipynb",
                "Jane Doe_4242_assignsubmission_file_/{a}.ipynb", "jane_doe"),
-    Convention("Moodle (flat)", rf"(?:.*/)?(?P<name>[^/_]+)_\d+_assignsubmission_file_{{a}}{COPY_SUFFIX}\.ipynb",
+    Convention("Moodle (flat)",
+               rf"(?:.*/)?(?P<name>[^/_]+)_(?P<lms_id>\d+)_assignsubmission_file_{{a}}{COPY_SUFFIX}\.ipynb",
                "Jane Doe_4242_assignsubmission_file_{a}.ipynb", "jane_doe"),
     Convention("Blackboard",
                rf"(?:.*/)?[^/]*?_(?P<student>{USER})_attempt_(?P<stamp>{DASHED_STAMP})_{{a}}{COPY_SUFFIX}\.ipynb",
@@ -62,7 +65,9 @@ CONVENTIONS = (
 @dataclass(frozen=True)
 class SubmissionName:
     """What a file's name says: whose it is, when it was submitted (None: the name does not say),
-    its place among the student's copies and resubmissions, and whether the LMS marked it late."""
+    its place among the student's copies and resubmissions, whether the LMS marked it late, and the
+    LMS's own number for the student (``lms_id``: Canvas's user ID, Moodle's participant number in
+    this assignment; empty when the name has none), which its grade import matches on."""
 
     path: str
     student: str
@@ -70,6 +75,7 @@ class SubmissionName:
     timestamp: datetime | None = None
     attempt: int = 0
     marked_late: bool = False
+    lms_id: str = ""
 
 
 def parse_submission_name(path: str, assignment: str) -> SubmissionName | None:
@@ -83,7 +89,8 @@ def parse_submission_name(path: str, assignment: str) -> SubmissionName | None:
             if not re.match(r"[A-Za-z0-9]", student):  # never "", "." or "..": it names a folder
                 continue
             return SubmissionName(path, student, convention.name, _timestamp(fields.get("stamp")),
-                                  _attempt(fields.get("copy") or ""), bool(fields.get("late")))
+                                  _attempt(fields.get("copy") or ""), bool(fields.get("late")),
+                                  fields.get("lms_id") or "")
     return None
 
 

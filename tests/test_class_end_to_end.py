@@ -41,7 +41,7 @@ from coursetools.cells import graded_cells
 from coursetools.hidden import HIDDEN_MARKERS, hidden_lines, visible_text
 from coursetools.layout import REPO_ROOT
 from coursetools.outcomes import CELL_TIMED_OUT, OK, TAMPERED
-from coursetools.release import solution_shortfalls
+from coursetools.release import release, solution_shortfalls
 from coursetools.sources import read_text_source, text_source
 from coursetools.state import load_state
 
@@ -52,6 +52,7 @@ A = "ch01_tokens"
 AUTO_POINTS = {cell.grade_id: int(cell.points) for cell in graded_cells(read_text_source(text_source(REPO_ROOT, A)))
                if cell.automatic}
 WRITTEN = "batching_answer"  # the hand-graded answer, 3 points
+WRITTEN_TITLE = "Exercise 5: predict, then measure what batching costs"  # its heading in the notebook
 VISIBLE_CHANGE = "# (a comment added to a visible test after the release)\n"
 HAND_GRADES = {"jdoe": 3, "jane_roe": 2, "bwong": 3, "clee": 1, "oldrel": 0}
 DUE = "2026-01-12T23:59"
@@ -117,12 +118,15 @@ def csv_by_student(course_copy: CourseCopy) -> dict[str, dict[str, str]]:
 
 
 def hand_grade(course_copy: CourseCopy, grades: dict[str, float]) -> None:
-    """Score the written answers as formgrader does: a manual score on the student's grade."""
+    """Score the written answers as formgrader does (its grade API's PUT): a manual score on the
+    student's grade, which then needs no manual grade."""
     from nbgrader.api import Gradebook
 
     with Gradebook(course_copy.course.nbgrader.db_url) as gradebook:
         for student, score in grades.items():
-            gradebook.find_grade(WRITTEN, A, A, student).manual_score = score
+            grade = gradebook.find_grade(WRITTEN, A, A, student)
+            grade.manual_score = score
+            grade.needs_manual_grade = grade.manual_score is None and grade.auto_score is None
         gradebook.db.commit()
 
 
@@ -164,8 +168,7 @@ def graded(tmp_path_factory):
 def regraded(graded):
     """A hidden test the model solution fails is added; jdoe is graded again."""
     course_copy, _, _ = graded
-    notes_end = "# rejected; pad_id ignored; float ids; no ValueError for an empty batch.\n"
-    edit_source(course_copy, notes_end, notes_end + "assert False, 'a hidden test nobody passes'\n")
+    edit_source(course_copy, NOTES_END, NOTES_END + "assert False, 'a hidden test nobody passes'\n")
     shortfalls = solution_shortfalls(A, course_copy.root)
     again = make("grade", f"A={A}", f"COURSE={course_copy.root}", "ARGS=--student jdoe --cell-timeout=10")
     report = make("report", f"A={A}", f"COURSE={course_copy.root}")
@@ -210,9 +213,11 @@ def test_the_pending_report_and_csv_agree_on_what_is_left_to_grade_by_hand(grade
     pending = {s for s, row in rows.items() if row["manual_to_grade"] == "1"}
     assert pending == set(HAND_GRADES)
     assert all(rows[s]["manual_to_grade"] == "0" for s in set(STATUSES) - pending)
-    assert f"Hand grading pending: 5 answers of 5 students</strong> ({', '.join(sorted(pending))})" in page
+    names = ", ".join("Jo Doe (jdoe)" if s == "jdoe" else s for s in sorted(pending))  # the roster's name
+    assert f"Hand grading pending: 5 answers of 5 students</strong> ({names})" in page
     assert "<tr><td>answers still to grade by hand</td><td>5</td></tr>" in page
-    assert f"<tr><td>{WRITTEN}</td><td>by hand</td><td>0%</td><td>0%</td><td>3</td><td>5</td></tr>" in page
+    assert (f"<tr><td>{WRITTEN_TITLE}</td><td>by hand</td><td>0%</td><td>0%</td><td>3</td><td>5</td></tr>"
+            in page)
     auto_mean = 100 * sum(AUTO_TOTALS.values()) / (len(AUTO_TOTALS) * FULL)
     assert f"Autograded tests: mean {auto_mean:.1f} % of their {FULL} points over the 8 graded students." in page
     complete = ("doejane", "kq", "asmith")  # nothing written: nbgrader scores an untouched answer 0
@@ -244,10 +249,14 @@ def test_the_final_numbers(graded):
     mean = 100 * sum(AUTO_TOTALS[s] + HAND_GRADES.get(s, 0) for s in STATUSES) / (8 * (FULL + 3))
     assert f"Total: mean {mean:.1f} % of {FULL + 3} points over the 8 students whose grading is complete." in page
     look_at = page.split("Students to look at")[1].split("</table>")[0]
-    for student in ("asmith", "bwong", "clee", "mnoor"):
+    for student in ("asmith", "bwong", "clee", "Mia Noor (mnoor)", "kq"):  # kq: the stub, 0 of every point
         assert f"<td>{student}</td>" in look_at
-    for student in ("jdoe", "kq", "oldrel", "jane_roe", "doejane"):
+    for student in ("Jo Doe (jdoe)", "oldrel", "jane_roe", "doejane"):
         assert f"<td>{student}</td>" not in look_at
+    students = page.split("<h2>Students</h2>")[1]
+    assert ("<td>Jo Doe (jdoe)</td><td>ok</td>" in students
+            and f"<a href='../feedback/jdoe/{A}/{A}.html'>feedback</a>" in students
+            and f"<a href='../autograded/jdoe/{A}/{A}.ipynb'>autograded notebook</a>" in students)
 
 
 def test_feedback_shows_the_hand_grade_and_no_hidden_test(graded):
@@ -272,6 +281,70 @@ def test_a_changed_hidden_test_fails_the_release_check_and_regrades_keeping_hand
     assert float(rows["jdoe"][WRITTEN]) == HAND_GRADES["jdoe"]
     assert float(rows["jdoe"]["total"]) == FULL - 3 + HAND_GRADES["jdoe"]
     assert float(rows["clee"]["total"]) == FULL + HAND_GRADES["clee"]  # not asked for: unchanged
+
+
+SECOND_CHANGE = "# (the second term: this visible test changed again, released and committed)\n"
+NOTES_END = "# rejected; pad_id ignored; float ids; no ValueError for an empty batch.\n"
+
+
+def gradebook_left_to_grade(course_copy: CourseCopy, students) -> dict[str, int]:
+    """What formgrader shows: each student's grades marked ``needs_manual_grade``."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course_copy.course.nbgrader.db_url) as gradebook:
+        return {s: sum(g.needs_manual_grade for g in gradebook.find_submission_notebook(A, A, s).grades)
+                for s in students}
+
+
+def formgrader_flags(course_copy: CourseCopy, students) -> set[str]:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course_copy.course.nbgrader.db_url) as gradebook:
+        return {s for s in students if gradebook.find_submission_notebook(A, A, s).flagged}
+
+
+@pytest.fixture(scope="module")
+def second_term(regraded, graded):
+    """The next term, as the README says to change a test: the hidden test nobody passes is taken
+    out again, a visible test is changed, ``make release``'s release written into ``notebooks/`` and
+    committed; two flagged students reviewed (``make review``); the whole class graded again with
+    the new tests (the same files: they worked on the first release) and the report made."""
+    course_copy, _, _ = graded
+    root = course_copy.root
+    edit_source(course_copy, NOTES_END + "assert False, 'a hidden test nobody passes'\n", NOTES_END)
+    edit_source(course_copy, VISIBLE_CHANGE, SECOND_CHANGE)
+    released = release(A, root) / f"{A}.ipynb"
+    assert SECOND_CHANGE.strip() in released.read_text(encoding="utf-8")
+    git(root, "add", str(released))
+    git(root, "commit", "-qm", "second release")
+    reviews = [make("review", f"A={A}", f"COURSE={root}", "S=bwong", "KEEP=deleted every test cell"),
+               make("review", f"A={A}", f"COURSE={root}", "S=asmith", "CLEAR=a slow first try, rewritten below")]
+    grade = make("grade", f"A={A}", f"COURSE={root}", "ARGS=--cell-timeout=10 --notebook-timeout=120")
+    report = make("report", f"A={A}", f"COURSE={root}")
+    return reviews, grade, report, csv_by_student(course_copy), load_state(course_copy.course, A)
+
+
+def test_the_second_term_flags_no_honest_student_keeps_hand_grades_and_formgrader_agrees(graded, second_term):
+    """Issue 34: after a re-release every student was flagged ``tampered`` (no earlier release was
+    found in git), and formgrader listed every hand-graded student as still to grade while the CSV
+    said 0 left."""
+    course_copy = graded[0]
+    reviews, grade, report, rows, state = second_term
+    assert all(r.returncode == 0 for r in (*reviews, grade, report)), [r.stdout + r.stderr for r in reviews]
+    assert f"{len(STATUSES)} to grade, 0 already graded ({len(STATUSES)} again because the tests changed" \
+        in grade.stdout
+    assert {s: state[s]["status"] for s in STATUSES} == STATUSES  # only bwong tampered; asmith's loop again
+    assert not any("edited locked cell" in d for s in STATUSES for d in state[s]["details"])
+    for student, auto in AUTO_TOTALS.items():
+        assert float(rows[student][WRITTEN]) == HAND_GRADES.get(student, 0), student
+        assert float(rows[student]["total"]) == auto + HAND_GRADES.get(student, 0), student
+    left = gradebook_left_to_grade(course_copy, STATUSES)
+    assert left == {s: int(rows[s]["manual_to_grade"]) for s in STATUSES} == dict.fromkeys(STATUSES, 0)
+    assert rows["asmith"]["status"] == OK and rows["asmith"]["details"].startswith(
+        "reviewed, cell timed out flag cleared: a slow first try")
+    assert rows["bwong"]["status"] == TAMPERED and rows["bwong"]["details"].startswith(
+        "reviewed, tampered kept: deleted every test cell")
+    assert formgrader_flags(course_copy, STATUSES) == {"bwong"}
 
 
 def test_make_without_an_assignment_or_with_a_typo_says_what_is_expected(tmp_path):

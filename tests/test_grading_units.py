@@ -341,11 +341,11 @@ def test_graded_cells_are_read_from_the_release():
 
 def test_csv_rows_leave_ungraded_totals_blank_and_count_answers_to_grade():
     assert csv_rows(class_table()) == [
-        ["student", "name", "email", "status", "test_add", "why", "total", "max_total", "manual_to_grade", "late",
-         "details"],
-        ["ann", "", "", OK, "2", "", "2", "3", "1", "", ""],
-        ["bob", "", "", KERNEL_DIED, "", "", "", "3", "", "", "Kernel died"],
-        ["cat", "", "", MANUAL, "0", "1", "1", "3", "0", "", ""],
+        ["student", "name", "email", "lms_id", "status", "test_add", "why", "total", "max_total", "manual_to_grade",
+         "late", "details"],
+        ["ann", "", "", "", OK, "2", "", "2", "3", "1", "", ""],
+        ["bob", "", "", "", KERNEL_DIED, "", "", "", "3", "", "", "Kernel died"],
+        ["cat", "", "", "", MANUAL, "0", "1", "1", "3", "0", "", ""],
     ]
 
 

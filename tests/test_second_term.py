@@ -1,0 +1,258 @@
+"""An instructor's second term (issue 34), without a kernel: hand grades after a regrade, the LMS
+uploads, submission times, the report's names and links, reviews of flagged students.
+
+The end-to-end proof (a test changed, released, committed and regraded) is the second term of
+``test_class_end_to_end.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import zipfile
+from datetime import datetime
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from coursetools.cells import GradedCell, cell_titles, short_title
+from coursetools.cli import main
+from coursetools.collect import collect_folder, collect_zip, read_submission_times
+from coursetools.exports import ClassTable, class_row, csv_rows, lateness, submission_time
+from coursetools.gradebook import gradebook_scores, keep_hand_grades
+from coursetools.layout import REPO_ROOT, Course
+from coursetools.outcomes import CLEARED, KEPT, OK, TAMPERED, reviewed
+from coursetools.report import render, student_links
+from coursetools.state import LMS_IDS, REVIEWS, SUBMITTED, TIMES, load_state, merge_state, update_state
+from coursetools.uploads import canvas_rows, moodle_rows
+
+A = "tiny"
+
+
+@pytest.fixture()
+def course(tmp_path, monkeypatch) -> Course:
+    # creating a gradebook runs the environment's `alembic` (coursetools/README.md)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    shutil.copy(REPO_ROOT / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
+    (tmp_path / "grading").mkdir()
+    return Course(tmp_path)
+
+
+def written_answer(text: str) -> nbformat.NotebookNode:
+    meta = {"grade": True, "grade_id": "why", "locked": False, "points": 3, "schema_version": 3, "solution": True}
+    return new_notebook(cells=[new_markdown_cell(text, metadata={"nbgrader": meta})])
+
+
+def regraded_gradebook(course: Course, students: dict[str, str]) -> None:
+    """A gradebook as nbgrader's autograde leaves it when it grades again students whose written
+    answer ``why`` was scored 2 by hand: ``manual_score`` kept, ``needs_manual_grade`` set again;
+    each student's autograded notebook holds the text in ``students``."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.nbgrader.db_url) as gradebook:
+        gradebook.update_or_create_assignment(A)
+        gradebook.add_notebook(A, A)
+        gradebook.add_grade_cell("why", A, A, max_score=3, cell_type="markdown")
+        gradebook.add_solution_cell("why", A, A)
+        for student, text in students.items():
+            gradebook.add_student(student)
+            gradebook.add_submission(A, student)
+            grade = gradebook.find_grade("why", A, A, student)
+            grade.manual_score, grade.auto_score, grade.needs_manual_grade = 2, None, True
+            nbformat.write(written_answer(text), course.notebook("autograded", A, student))
+        gradebook.db.commit()
+
+
+def needs_manual_grade(course: Course, student: str) -> bool:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.nbgrader.db_url) as gradebook:
+        return gradebook.find_grade("why", A, A, student).needs_manual_grade
+
+
+def test_a_hand_grade_stands_after_a_regrade_while_its_answer_is_unchanged(course):
+    """Issue 34: after a regrade formgrader listed every hand-graded student as needing a manual
+    grade (nbgrader marks a grade holding a manual score for review) while the CSV said 0 left."""
+    for student in ("ann", "bob"):
+        course.folder("autograded", A, student).mkdir(parents=True)
+    regraded_gradebook(course, {"ann": "Because addition commutes.", "bob": "I rewrote my answer."})
+    assert gradebook_scores(course, A, "ann") == {"why": None}  # as formgrader shows it: to grade
+    assert keep_hand_grades(course, A, "ann", {"why": "Because addition commutes."}) == []
+    assert keep_hand_grades(course, A, "bob", {"why": "My first answer."}) == ["why"]
+    assert (needs_manual_grade(course, "ann"), gradebook_scores(course, A, "ann")) == (False, {"why": 2})
+    assert (needs_manual_grade(course, "bob"), gradebook_scores(course, A, "bob")) == (True, {"why": None})
+
+
+# --- the LMS uploads (item 7) and submission times (item 6) ---------------------------------------
+
+def lms_zip(path: Path) -> Path:
+    with zipfile.ZipFile(path, "w") as handle:
+        handle.writestr(f"doejane_10001_7891011_{A}.ipynb", "canvas")
+        handle.writestr(f"Jane Roe_4242_assignsubmission_file_/{A}.ipynb", "moodle")
+        handle.writestr(f"jdoe_{A}_20260113T100000.ipynb", "course")
+    return path
+
+
+def test_collecting_keeps_the_lms_number_of_each_student(course):
+    """Issue 34: the Canvas user id in ``doejane_10001_..._<A>.ipynb`` was dropped, so no row of the
+    CSV could be matched by an LMS's grade import."""
+    collect_zip(course, A, lms_zip(course.root / "lms.zip"))
+    assert load_state(course, A)[LMS_IDS] == {"doejane": {"lms": "Canvas", "lms_id": "10001"},
+                                              "jane_roe": {"lms": "Moodle", "lms_id": "4242"}}
+
+
+CELLS2 = [GradedCell("test_add", True, 2.0), GradedCell("why", False, 1.0)]
+
+
+def uploads_table() -> ClassTable:
+    ok = {"status": OK, "details": []}
+    return ClassTable([
+        class_row("doejane", ok, {"test_add": 2.0, "why": 1.0}, CELLS2,
+                  person={"name": "Jane Doe", "lms": "Canvas", "lms_id": "10001", "section": "S1"}),
+        class_row("jane_roe", ok, {"test_add": 1.0, "why": 0.0}, CELLS2,
+                  person={"name": "Jane Roe", "email": "roe@example.org", "lms": "Moodle", "lms_id": "4242"}),
+        class_row("kq", ok, {"test_add": 2.0, "why": None}, CELLS2, person={"lms": "Canvas", "lms_id": "10002"}),
+        class_row("nomad", ok, {"test_add": 2.0, "why": 1.0}, CELLS2, person={"sis_login_id": "nomad@uni"}),
+    ], CELLS2)
+
+
+def test_the_canvas_upload_has_canvas_columns_and_only_final_grades():
+    upload = canvas_rows(uploads_table(), "Homework 1 (4242)")
+    assert upload.rows == [
+        ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Homework 1 (4242)"],
+        ["    Points Possible", "", "", "", "", "3"],
+        ["Jane Doe", "10001", "", "", "S1", "3"],
+        ["nomad", "", "", "nomad@uni", "", "3"],
+    ]
+    assert upload.left_out == {"jane_roe": "no Canvas ID or SIS id (collect a Canvas download, or add lms_id to "
+                                           "the roster)", "kq": "answers still to grade by hand"}
+
+
+def test_the_moodle_upload_is_a_grading_worksheet():
+    upload = moodle_rows(uploads_table(), datetime(2026, 1, 20, 9, 30))
+    assert upload.rows == [
+        ["Identifier", "Full name", "Email address", "Grade", "Maximum Grade", "Last modified (grade)"],
+        ["Participant 4242", "Jane Roe", "roe@example.org", "1", "3", "2026-01-20 09:30"],
+    ]
+    assert set(upload.left_out) == {"doejane", "kq", "nomad"}
+
+
+def test_the_course_csv_keeps_the_lms_number():
+    header, first = csv_rows(uploads_table())[:2]
+    assert header[:5] == ["student", "name", "email", "lms_id", "status"] and first[3] == "10001"
+
+
+def test_submission_times_come_from_a_times_file_by_student_or_lms_number(course):
+    """Issue 34: ``DUE=`` did nothing for a Canvas download (its names carry no time)."""
+    collect_zip(course, A, lms_zip(course.root / "lms.zip"))
+    times_file = course.root / "times.csv"
+    times_file.write_text("user_id,submitted_at\n10001,2026-01-13T01:05:00\n\n4242,\n", encoding="utf-8")
+    times = read_submission_times(times_file, load_state(course, A)[LMS_IDS])
+    assert times == {"doejane": "2026-01-13T01:05:00"}
+    merge_state(course, A, TIMES, times)
+    state = load_state(course, A)
+    due = datetime(2026, 1, 12, 23, 59)
+    assert lateness(submission_time(course, A, "doejane", state), due) == "late by 1 h 6 min"
+    assert lateness(submission_time(course, A, "jdoe", state), due) == "late by 10 h 1 min"  # from its name
+    assert submission_time(course, A, "jane_roe", state) is None
+    times_file.write_text("user_id,submitted_at\n99999,2026-01-13T01:05:00\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no collected student has the LMS id '99999'"):
+        read_submission_times(times_file, state[LMS_IDS])
+    times_file.write_text("who,when\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="expected a header with 'submitted_at'"):
+        read_submission_times(times_file, state[LMS_IDS])
+
+
+def test_a_student_collected_again_from_a_folder_loses_the_zips_time(course, tmp_path):
+    collect_zip(course, A, lms_zip(course.root / "lms.zip"))
+    (tmp_path / "late" / "jdoe").mkdir(parents=True)
+    (tmp_path / "late" / "jdoe" / f"{A}.ipynb").write_text("later")
+    collect_folder(course, A, tmp_path / "late")
+    state = load_state(course, A)
+    assert "jdoe" not in state[SUBMITTED] and "doejane" in state[SUBMITTED]
+    assert submission_time(course, A, "jdoe", state) is None
+
+
+# --- the report (item 8) ------------------------------------------------------------------------
+
+def titled_release() -> nbformat.NotebookNode:
+    def graded(grade_id: str, points: int, solution: bool = False) -> dict:
+        return {"nbgrader": {"grade": True, "grade_id": grade_id, "points": points, "solution": solution,
+                             "locked": not solution, "schema_version": 3}}
+    return new_notebook(cells=[
+        new_markdown_cell("# Exercises\n\n## Exercise 1: addition (2 points)"),
+        new_code_cell("assert add(1, 1) == 2", metadata=graded("test_add", 2)),
+        new_markdown_cell("## Exercise 2: why (1 point, graded by hand)"),
+        new_markdown_cell("# My own heading\nYOUR ANSWER HERE", metadata=graded("why", 1, solution=True)),
+    ])
+
+
+def test_exercises_are_named_as_the_notebook_names_them():
+    assert cell_titles(titled_release()) == {"test_add": "Exercise 1: addition", "why": "Exercise 2: why"}
+    parts = titled_release()
+    parts.cells.insert(2, new_code_cell("assert add(2, 2) == 4", metadata={"nbgrader": {
+        "grade": True, "grade_id": "test_add_more", "points": 1, "locked": True, "schema_version": 3}}))
+    titles = cell_titles(parts)
+    assert titles["test_add_more"] == "Exercise 1: addition, part 2 of 2"
+    assert short_title(titles["test_add_more"], "test_add_more") == "Ex. 1.2" and short_title("", "x") == "x"
+
+
+def test_the_report_names_exercises_and_students_lists_a_stub_and_links_each_students_pages():
+    """Issue 34: exercises listed by test-cell id, students by id, no per-student table, the stub
+    (0 of all) not among the students to look at, no link to anyone's pages."""
+    ok = {"status": OK, "details": []}
+    rows = [class_row("ann", ok, {"test_add": 2.0, "why": 1.0}, CELLS2, person={"name": "Ann Lee"}),
+            class_row("kq", ok, {"test_add": 0.0, "why": 0.0}, CELLS2)]
+    titles = cell_titles(titled_release())
+    links = {"ann": [("feedback", "../feedback/ann/tiny/tiny.html"),
+                     ("autograded notebook", "../autograded/ann/tiny/tiny.ipynb")]}
+    page = render(A, rows, CELLS2, [], titles=titles, links=links)
+    assert "<tr><td>Exercise 1: addition</td><td>automatically</td>" in page
+    look_at = page.split("Students to look at")[1].split("</table>")[0]
+    assert "<td>kq</td><td>ok</td><td>0 of 3 points: nothing answered, or the wrong file?</td>" in look_at
+    assert "Ann Lee" not in look_at
+    students = page.split("<h2>Students</h2>")[1]
+    assert "<th title='Exercise 1: addition'>Ex. 1 / 2</th><th title='Exercise 2: why'>Ex. 2 / 1</th>" in students
+    assert ("<tr><td>Ann Lee (ann)</td><td>ok</td><td>2</td><td>1</td><td>3</td><td></td><td></td><td>"
+            "<a href='../feedback/ann/tiny/tiny.html'>feedback</a> "
+            "<a href='../autograded/ann/tiny/tiny.ipynb'>autograded notebook</a></td></tr>") in students
+
+
+def test_student_links_point_from_the_report_to_pages_that_exist(course):
+    page = course.feedback_page(A, "ann")
+    page.parent.mkdir(parents=True)
+    page.write_text("<html></html>")
+    assert student_links(course, A, ["ann", "bob"]) == {"ann": [("feedback", "../feedback/ann/tiny/tiny.html")],
+                                                        "bob": []}
+    assert (course.report(A).parent / "../feedback/ann/tiny/tiny.html").resolve() == page.resolve()
+
+
+# --- reviews of flagged students (item 12) ----------------------------------------------------------
+
+def test_a_review_clears_or_keeps_a_flag_for_the_file_it_was_made_on():
+    record = {"status": TAMPERED, "details": ["edited locked cell test_add"], "submission_sha": "abc"}
+    on_abc = {"status": TAMPERED, "submission_sha": "abc"}
+    cleared = reviewed(record, {"decision": CLEARED, "note": "a blank line", **on_abc})
+    assert cleared["status"] == OK and cleared["details"][0] == "reviewed, tampered flag cleared: a blank line"
+    kept = reviewed(record, {"decision": KEPT, "note": "replaced the test", **on_abc})
+    assert kept["status"] == TAMPERED and kept["details"][0] == "reviewed, tampered kept: replaced the test"
+    resubmitted = {**record, "submission_sha": "new"}
+    assert reviewed(resubmitted, {"decision": CLEARED, "note": "", "status": TAMPERED, "submission_sha": "abc"}) \
+        == resubmitted
+
+
+def test_course_review_records_the_decision_and_refuses_what_it_cannot_review(course, capsys):
+    update_state(course, A, {"bwong": {"status": TAMPERED, "details": ["deleted locked cell test_add"],
+                                       "submission_sha": "abc", "seconds": 1.0},
+                             "ann": {"status": OK, "details": [], "submission_sha": "def", "seconds": 1.0}})
+    (course.root / "solutions" / A).mkdir(parents=True)
+    (course.root / "solutions" / A / f"{A}.md").write_text("")
+    root = ["--root", str(course.root)]
+    assert main([*root, "review", A, "bwong", "--clear", "deleted by mistake, restored unchanged"]) == 0
+    assert load_state(course, A)[REVIEWS]["bwong"] == {"decision": CLEARED, "note": "deleted by mistake, restored "
+                                                       "unchanged", "status": TAMPERED, "submission_sha": "abc"}
+    assert main([*root, "review", A, "ann", "--keep", "x"]) == 2 and "nothing to review" in capsys.readouterr().err
+    assert main([*root, "review", A, "zed", "--keep", "x"]) == 2 and "has not been graded" in capsys.readouterr().err
