@@ -90,8 +90,10 @@ c.IncludeGradingRules.cell_timeout = c.ExecutePreprocessor.timeout
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import GetGrades  # noqa: E402
 
-from coursetools.nbgrader_plugins import FeedbackExporter, HideHiddenTests  # noqa: E402
+from coursetools.nbgrader_plugins import FeedbackExporter, HideHiddenTests, NameGradedCells  # noqa: E402
 
-c.GenerateFeedback.preprocessors = [HideHiddenTests, GetGrades, CSSHTMLHeaderPreprocessor]
+# NameGradedCells: the page's table of contents names each exercise as the notebook does, and a
+# note says which given cells the student edited or deleted (put back before grading).
+c.GenerateFeedback.preprocessors = [HideHiddenTests, GetGrades, NameGradedCells, CSSHTMLHeaderPreprocessor]
 # nbgrader's feedback page loads MathJax from a CDN; this one carries the book's copy inlined.
 c.GenerateFeedback.exporter_class = FeedbackExporter

@@ -55,19 +55,28 @@ def answer_texts(nb: NotebookNode) -> dict[str, str]:
 POINTS_SUFFIX = re.compile(r"\s*\(\d+(?:\.\d+)? points?[^)]*\)\s*$")  # (3 points), (3 points, graded by hand)
 
 
-def cell_titles(nb: NotebookNode) -> dict[str, str]:
-    """grade_id -> the name the notebook gives the graded cell: the heading above it, without its
-    points (``Exercise 1: left padding for generation``), and ``part k of n`` when n graded cells
-    share a heading. Headings in the cells a student writes do not count; a graded cell with no
-    heading above it is named by its grade_id."""
-    heading, under = "", {}
+def cell_headings(nb: NotebookNode) -> dict[str, str]:
+    """grade_id -> the last heading above each cell nbgrader manages, without its points (empty when
+    none is above it). Headings in the cells a student writes do not count."""
+    heading, found = "", {}
     for cell in nb.cells:
         meta = nbgrader_meta(cell)
         if cell.cell_type == "markdown" and not meta.get("solution"):
-            found = [line.lstrip("#").strip() for line in cell.source.splitlines() if re.match(r"#{1,6} ", line)]
-            heading = POINTS_SUFFIX.sub("", found[-1]) if found else heading
-        if meta.get("grade"):
-            under.setdefault(heading, []).append(meta["grade_id"])
+            lines = [line.lstrip("#").strip() for line in cell.source.splitlines() if re.match(r"#{1,6} ", line)]
+            heading = POINTS_SUFFIX.sub("", lines[-1]) if lines else heading
+        if meta.get("grade_id"):
+            found[meta["grade_id"]] = heading
+    return found
+
+
+def cell_titles(nb: NotebookNode) -> dict[str, str]:
+    """grade_id -> the name the notebook gives the graded cell: the heading above it
+    (:func:`cell_headings`, e.g. ``Exercise 1: left padding for generation``), and ``part k of n``
+    when n graded cells share a heading. A graded cell with no heading above it is named by its grade_id."""
+    headings, under = cell_headings(nb), {}
+    for cell in nb.cells:
+        if (meta := nbgrader_meta(cell)).get("grade"):
+            under.setdefault(headings[meta["grade_id"]], []).append(meta["grade_id"])
     return {grade_id: (name or grade_id) + (f", part {k} of {len(ids)}" if len(ids) > 1 and name else "")
             for name, ids in under.items() for k, grade_id in enumerate(ids, start=1)}
 

@@ -60,7 +60,7 @@ from coursetools.outcomes import (
 )
 from coursetools.release import earlier_releases
 from coursetools.sandbox import check as check_sandbox
-from coursetools.scan import locked_cell_changes, suspicious_code
+from coursetools.scan import locked_cell_changes, locked_changes_in, suspicious_code
 from coursetools.sources import build_notebook, notebook_source
 from coursetools.state import load_state, update_state
 
@@ -174,7 +174,7 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
     if returncode == 1 and "database is locked" in log:  # two writers at once: try again, once
         returncode, log = _run_with_limit(args, course, notebook_timeout)
     course.log_file(assignment, student).parent.mkdir(parents=True, exist_ok=True)
-    edited = {change.rsplit(" ", 1)[-1] for change in changes}
+    edited = {name for _, name in locked_changes_in(changes)}
     course.log_file(assignment, student).write_text(explained_log(log, edited), encoding="utf-8")
     if returncode is None:
         _remove_autograded(course, assignment, student)

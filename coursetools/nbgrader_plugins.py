@@ -17,7 +17,10 @@ becomes the limit, in seconds, and what to do about it.
 
 :class:`FeedbackExporter` writes the feedback pages: nbgrader's feedback template, with MathJax
 (the copy the book ships, from ``sphinx-mathjax-offline``) inlined instead of loaded from a CDN,
-so that a page handed back on its own typesets its maths offline.
+so that a page handed back on its own typesets its maths offline. Its table of contents names each
+graded cell as the notebook does (the exercise's heading, ``part k of n``), and a note says which
+given cells the student edited or deleted and that they were put back before grading: both from
+:class:`NameGradedCells`, which reads the release graded against and the student's recorded outcome.
 """
 
 from __future__ import annotations
@@ -28,13 +31,19 @@ from importlib.metadata import distribution
 from importlib.resources import files
 from pathlib import Path
 
+import nbformat
+from jinja2 import FileSystemLoader
 from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
+from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Int, List, Unicode, default
 
-from coursetools.cells import nbgrader_meta
+from coursetools.cells import cell_headings, cell_titles, nbgrader_meta
 from coursetools.hidden import redact, split_hidden
+from coursetools.layout import Course
+from coursetools.scan import locked_changes_in
+from coursetools.state import load_state
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -148,7 +157,8 @@ class FeedbackExporter(HTMLExporter):
 
     nbgrader's feedback template calls nbconvert's ``mathjax()`` macro without an address, so
     ``HTMLExporter.mathjax_url`` cannot change it: the template :data:`FEEDBACK_TEMPLATE` extends
-    nbgrader's and its ``mathjax.html.j2`` replaces the macro. Template and folders are fixed here
+    nbgrader's and its ``mathjax.html.j2`` replaces the macro; its ``index.html.j2`` replaces the
+    page's heading (the table of contents, :class:`NameGradedCells`). Template and folders are fixed here
     (not configurable), since nbgrader configures every ``HTMLExporter`` for its own template.
     """
 
@@ -157,10 +167,55 @@ class FeedbackExporter(HTMLExporter):
 
     @default("extra_template_basedirs")
     def _course_templates(self) -> list[str]:
-        import nbgrader.server_extensions.formgrader as formgrader
+        return [str(files("coursetools") / "templates"), _nbgrader_templates()]
 
-        return [str(files("coursetools") / "templates"), str(Path(formgrader.__file__).parent / "templates")]
+    @default("extra_loaders")
+    def _nbgrader_template_folder(self) -> list:  # where the course's index finds 'feedback/index.html.j2'
+        return [FileSystemLoader(_nbgrader_templates())]
 
     def default_filters(self):
         yield from super().default_filters()
         yield "local_mathjax", lambda _: mathjax_script()
+
+
+def _nbgrader_templates() -> str:
+    """The folder of nbgrader's formgrader templates (its ``feedback`` template among them)."""
+    import nbgrader.server_extensions.formgrader as formgrader
+
+    return str(Path(formgrader.__file__).parent / "templates")
+
+
+# --- what the feedback page names -------------------------------------------------------------------
+
+def put_back_lines(changes: list[tuple[str, str]], release: nbformat.NotebookNode) -> list[str]:
+    """One sentence per given cell a student changed (``changes``: (``edited`` or ``deleted``,
+    grade_id), :func:`coursetools.scan.locked_changes_in`), naming it as ``release`` does: a test
+    cell by its exercise, another given cell by the heading above it."""
+    titles, headings = cell_titles(release), cell_headings(release)
+
+    def name(grade_id: str) -> str:
+        if grade_id in titles:
+            return f"the test cell of “{titles[grade_id]}”"
+        if grade_id not in headings:  # a cell of a release since replaced
+            return "a given cell"
+        return f"a given cell under “{headings[grade_id]}”" if headings[grade_id] else \
+            "a given cell at the start of the notebook"
+
+    return [f"You {how} {name(grade_id)}." for how, grade_id in changes]
+
+
+class NameGradedCells(Preprocessor):
+    """For the feedback template: ``resources["course"]`` = {``titles``: grade_id -> the graded
+    cell's name (:func:`coursetools.cells.cell_titles` of the release graded against, so that no
+    student's edit renames anything), ``put_back``: :func:`put_back_lines` of the student's outcome}."""
+
+    enabled = Bool(True, help="Run whenever it is listed (nbconvert's default is off)").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        course = Course(Path(CourseDirectory(config=self.config).root))
+        assignment, student = resources["nbgrader"]["assignment"], resources["nbgrader"]["student"]
+        release = nbformat.read(course.staged_release(assignment), as_version=4)
+        details = load_state(course, assignment).get(student, {}).get("details", [])
+        resources["course"] = {"titles": cell_titles(release),
+                               "put_back": put_back_lines(locked_changes_in(details), release)}
+        return nb, resources

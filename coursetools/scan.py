@@ -4,7 +4,8 @@ nbgrader is not a sandbox: a student's code runs in the kernel that runs the tes
 reports what a submission does to the tests or their environment; it does not grade (nbgrader
 restores locked cells itself, and an instructor reviews every submission marked ``tampered``):
 
-* :func:`locked_cell_changes`: locked cells (setup, tests, instructions) edited or deleted;
+* :func:`locked_cell_changes`: locked cells (setup, tests, instructions) edited or deleted (read
+  back from an outcome's details by :func:`locked_changes_in`);
 * :func:`suspicious_code`: the student's own cells assigning to attributes of imported modules
   (``torch.allclose = ...``) or naming what a solution has no reason to touch
   (:data:`SUSPICIOUS_NAMES`).
@@ -28,6 +29,8 @@ SUSPICIOUS_NAMES = frozenset({
     "get_ipython", "input_transformers_cleanup", "input_transformers_post", "ast_transformers",
     "set_custom_exc", "showtraceback", "exec", "eval", "compile", "setattr", "globals", "vars",
     "FunctionType", "CodeType", "__import__"})
+# How an outcome's details name a locked cell the student changed (read back by the feedback).
+LOCKED_CHANGE = re.compile(r"^(edited|deleted) locked cell (\S+)$")
 # The magics a notebook may use (``%matplotlib inline``, ``%time``): not reported as get_ipython.
 ALLOWED_MAGICS = re.compile(r"get_ipython\(\)\.run_line_magic\('(matplotlib|time|timeit)'")
 
@@ -57,6 +60,12 @@ def locked_cell_changes(release: NotebookNode, submission: NotebookNode,
         elif compute_checksum(mine) not in released[name]:
             changes.append(f"edited locked cell {name}")
     return changes
+
+
+def locked_changes_in(details: list[str]) -> list[tuple[str, str]]:
+    """The locked-cell changes among an outcome's details, as (``edited`` or ``deleted``, grade_id),
+    in order; the other details are left out."""
+    return [(found[1], found[2]) for detail in details if (found := LOCKED_CHANGE.match(detail))]
 
 
 def suspicious_code(release: NotebookNode, submission: NotebookNode) -> list[str]:
