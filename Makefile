@@ -81,7 +81,7 @@ review: $(STAMP)  ## record your review of flagged student S: CLEAR="note" (the 
 	@test -n "$(S)" -a -n "$(CLEAR)$(KEEP)" || { echo 'make review A=<id> S=<student> CLEAR="why the flag was wrong" (or KEEP="what you found")'; exit 2; }
 	$(COURSE_CLI) review $(A) $(S) $(if $(CLEAR),--clear "$(CLEAR)",--keep "$(KEEP)")
 
-report: $(STAMP)  ## CSV exports, LMS uploads and the class report for assignment A (ARGS="--canvas-column '...'")
+report: $(STAMP)  ## CSV exports, LMS uploads and the class report for assignment A (ARGS="--canvas-column '...' --late-penalty '10%/day, max 50%'")
 	$(NEEDS_A)
 	$(COURSE_CLI) report $(A) $(ARGS)
 

@@ -4,7 +4,8 @@
                              [--student ID ...] [--force]
     course feedback ch01_tokens [--ready-only]
     course review ch01_tokens jdoe --clear "the edit was a blank line" | --keep "replaced the test"
-    course report ch01_tokens [--canvas-column "Homework 1 (4242)"]   (also the CSVs and LMS uploads)
+    course report ch01_tokens [--canvas-column "Homework 1 (4242)"] [--late-penalty "10%/day, max 50%"]
+                              (also the CSVs and LMS uploads)
 
 The course is the folder holding ``nbgrader_config.py``: the current folder or the nearest one
 above it (``--root`` to name another). Everything is written under its git-ignored ``grading/``.
@@ -24,6 +25,7 @@ from coursetools.exports import class_table, export, submission_time
 from coursetools.gradebook import flag_submissions, unflag_submission
 from coursetools.layout import CONFIG_FILE, Course
 from coursetools.outcomes import CLEARED, KEPT, OK, reviewed
+from coursetools.penalty import record_late_penalty
 from coursetools.release import check_assignment
 from coursetools.report import write_report
 from coursetools.sandbox import SandboxUnavailable
@@ -122,7 +124,17 @@ def _feedback(course: Course, args: argparse.Namespace) -> int:
 
 
 def _report(course: Course, args: argparse.Namespace) -> int:
+    try:
+        policy = record_late_penalty(course, args.assignment, args.late_penalty)
+    except ValueError as error:
+        print(f"course: error: --late-penalty: {error}", file=sys.stderr)
+        return 2
     table = class_table(course, args.assignment)
+    if policy:
+        unknown = [row.student for row in table.rows if row.penalty is None]
+        print(f"late penalty {policy} (kept until --late-penalty none): "
+              f"{sum(1 for row in table.rows if row.penalty)} students lose points in the exported totals"
+              + (f"; late by a time nobody gave, left out of the LMS uploads: {', '.join(unknown)}" if unknown else ""))
     for path in export(course, args.assignment, table):
         print(f"wrote {path}")
     for path, upload in write_uploads(course, args.assignment, table, args.canvas_column).items():
@@ -212,6 +224,10 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("--canvas-column", help="the assignment's column header in Canvas's gradebook export, "
                                                 "e.g. 'Homework 8 (4242)' (default: the assignment id, which "
                                                 "Canvas imports as a new assignment)")
+    report.add_argument("--late-penalty", metavar="POLICY",
+                        help="e.g. '10%%/day, max 50%%' or '5%%/hour': a percentage of the maximum points per started "
+                             "day or hour late, taken off the exported totals and the LMS uploads (never the "
+                             "gradebook); kept for the assignment until changed ('none' removes it)")
     report.set_defaults(run=_report)
     for step in steps.choices.values():
         step.add_argument("assignment", help="assignment id, e.g. ch01_tokens")

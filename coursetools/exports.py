@@ -6,6 +6,8 @@ of :mod:`coursetools.outcomes`, an empty total for a student whose notebook was 
 hand-graded answers still to score, lateness against the due date, the roster's name and
 email (``grading/roster.csv``, optional) and the LMS's number for the student (``lms_id``, from the
 download's file names or the roster), which the LMS uploads of :mod:`coursetools.uploads` match on.
+With a late penalty (:mod:`coursetools.penalty`) it also shows the points taken off and the final
+total, which the uploads carry; the gradebook's scores are never changed.
 The rows are computed by pure functions (:func:`class_row`, :func:`csv_rows`); :func:`class_table`
 reads them from the state file and the gradebook.
 """
@@ -15,7 +17,7 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import NamedTuple
 
@@ -26,6 +28,7 @@ from coursetools.files import write_atomically
 from coursetools.gradebook import gradebook_scores
 from coursetools.layout import Course, run_nbgrader
 from coursetools.outcomes import GRADED, reviewed
+from coursetools.penalty import LatePenalty, penalty_points, recorded_late_penalty
 from coursetools.state import DUE, LMS_IDS, REVIEWS, SUBMITTED, TIMES, load_state, student_records
 
 NO_SUBMISSION = "no submission"  # a roster student without a record
@@ -44,6 +47,8 @@ class Row:
     submission was (empty when on time or unknown). ``name``, ``email``: from the roster.
     ``ids``: what an LMS matches a student on: ``lms`` and ``lms_id`` (Canvas's user ID, Moodle's
     participant number), ``sis_user_id``, ``sis_login_id``, ``section`` (from the roster).
+    ``penalty``: the points a late penalty takes off (None: late by a time nobody knows, so the
+    penalty cannot be applied).
     """
 
     student: str
@@ -56,18 +61,25 @@ class Row:
     name: str = ""
     email: str = ""
     ids: dict[str, str] = field(default_factory=dict)
+    penalty: float | None = 0.0
+
+    @property
+    def final(self) -> float | None:
+        """The total less the late penalty, never below 0 (None when either is unknown)."""
+        return None if self.total is None or self.penalty is None else max(0.0, self.total - self.penalty)
 
 
 class ClassTable(NamedTuple):
-    """Every recorded student's row (and the roster's students without a submission), and the
-    assignment's graded cells in notebook order."""
+    """Every recorded student's row (and the roster's students without a submission), the
+    assignment's graded cells in notebook order, and its late penalty (None: none)."""
 
     rows: list[Row]
     cells: list[GradedCell]
+    penalty: LatePenalty | None = None
 
 
 def class_row(student: str, record: dict, found: dict[str, float | None], cells: list[GradedCell],
-              late: str = "", person: dict[str, str] | None = None) -> Row:
+              late: str = "", person: dict[str, str] | None = None, *, penalty: float | None = 0.0) -> Row:
     """A student's row from their recorded outcome and the scores the gradebook holds (``found``).
 
     A student whose notebook was not graded (kernel died, timed out, missing) has no scores: their
@@ -81,37 +93,54 @@ def class_row(student: str, record: dict, found: dict[str, float | None], cells:
     person = person or {}
     return Row(student, record["status"], scores, total, record["details"], pending, late,
                person.get("name", ""), person.get("email", ""),
-               {key: person[key] for key in LMS_FIELDS if person.get(key)})
+               {key: person[key] for key in LMS_FIELDS if person.get(key)}, penalty)
 
 
 def lateness(submitted_at: datetime | None, due: datetime | None, marked_late: bool = False) -> str:
     """``late by 1 d 2 h 5 min`` when ``submitted_at`` is after ``due``; ``marked late by the LMS``
     when only the LMS said so; empty when on time or when either time is unknown."""
-    if submitted_at is not None and due is not None:
-        if submitted_at <= due:
-            return ""
-        minutes = int((submitted_at - due).total_seconds() // 60) or 1
+    late = late_by(submitted_at, due)
+    if late is not None:
+        minutes = int(late.total_seconds() // 60) or 1
         days, hours, minutes = minutes // 1440, minutes // 60 % 24, minutes % 60
         return "late by " + " ".join(f"{n} {unit}" for n, unit in ((days, "d"), (hours, "h"), (minutes, "min")) if n)
-    return "marked late by the LMS" if marked_late else ""
+    return "marked late by the LMS" if marked_late and (submitted_at is None or due is None) else ""
+
+
+def late_by(submitted_at: datetime | None, due: datetime | None) -> timedelta | None:
+    """How long after ``due`` the submission came (None: on time, or either time unknown)."""
+    return submitted_at - due if submitted_at is not None and due is not None and submitted_at > due else None
+
+
+def late_fields(submitted_at: datetime | None, due: datetime | None, marked_late: bool,
+                policy: LatePenalty | None, max_total: float) -> tuple[str, float | None]:
+    """A row's lateness (:func:`lateness`) and the points ``policy`` takes off for it
+    (:func:`coursetools.penalty.penalty_points`; None: late by a time nobody knows)."""
+    known = submitted_at is not None and due is not None
+    return (lateness(submitted_at, due, marked_late),
+            penalty_points(policy, late_by(submitted_at, due), marked_late and not known, max_total))
 
 
 def csv_rows(table: ClassTable) -> list[list[str]]:
     """The course's CSV as rows of strings, header first.
 
     Columns: student, name, email, lms_id, status, one per graded cell, total (the points scored so
-    far: final only when manual_to_grade is 0), max_total, manual_to_grade (hand-graded answers still
-    without a score), late, details. A missing score or total is an empty string.
+    far: final only when manual_to_grade is 0), with a late penalty late_penalty (the points it takes
+    off) and final_total (total less the penalty, at least 0), max_total, manual_to_grade
+    (hand-graded answers still without a score), late, details. A missing score, total or penalty
+    (late by a time nobody knows) is an empty string.
     """
-    rows, cells = table
+    rows, cells, policy = table
     max_total = sum(cell.points for cell in cells)
     lines = [["student", "name", "email", "lms_id", "status", *[cell.grade_id for cell in cells], "total",
-              "max_total", "manual_to_grade", "late", "details"]]
+              *(["late_penalty", "final_total"] if policy else []), "max_total", "manual_to_grade", "late",
+              "details"]]
     for row in rows:
         manual_left = "" if row.total is None else str(len(row.to_grade_by_hand))
+        penalised = [_number(None if row.total is None else row.penalty), _number(row.final)] if policy else []
         lines.append([row.student, row.name, row.email, row.ids.get("lms_id", ""), row.status,
-                      *[_number(row.scores[cell.grade_id]) for cell in cells],
-                      _number(row.total), _number(max_total), manual_left, row.late, "; ".join(row.details)])
+                      *[_number(row.scores[cell.grade_id]) for cell in cells], _number(row.total), *penalised,
+                      _number(max_total), manual_left, row.late, "; ".join(row.details)])
     return lines
 
 
@@ -160,10 +189,11 @@ def submission_time(course: Course, assignment: str, student: str, state: dict) 
 
 
 def class_table(course: Course, assignment: str) -> ClassTable:
-    """The class table from the state file, the gradebook and the roster (graded cells from the
-    staged release)."""
+    """The class table from the state file (the late penalty among it), the gradebook and the roster
+    (graded cells from the staged release)."""
     cells = graded_cells(nbformat.read(course.staged_release(assignment), as_version=4))
     state = load_state(course, assignment)
+    policy, max_total = recorded_late_penalty(state), sum(cell.points for cell in cells)
     roster = read_roster(course.roster())
     collected = state.get(LMS_IDS, {})
     people = {student: {**collected.get(student, {}), **{k: v for k, v in roster.get(student, {}).items() if v}}
@@ -171,16 +201,17 @@ def class_table(course: Course, assignment: str) -> ClassTable:
     due = datetime.fromisoformat(state[DUE]) if state.get(DUE) else None
     reviews = state.get(REVIEWS, {})
     records = {student: reviewed(record, reviews.get(student)) for student, record in student_records(state).items()}
-    rows = [class_row(student, record, gradebook_scores(course, assignment, student)
-                      if record["status"] in GRADED else {}, cells,
-                      lateness(submission_time(course, assignment, student, state), due,
-                               state.get(SUBMITTED, {}).get(student, {}).get("marked_late", False)),
-                      people.get(student))
-            for student, record in sorted(records.items())]
+    rows = []
+    for student, record in sorted(records.items()):
+        late, penalty = late_fields(submission_time(course, assignment, student, state), due,
+                                    state.get(SUBMITTED, {}).get(student, {}).get("marked_late", False), policy,
+                                    max_total)
+        rows.append(class_row(student, record, gradebook_scores(course, assignment, student)
+                              if record["status"] in GRADED else {}, cells, late, people.get(student), penalty=penalty))
     rows += [class_row(student, {"status": NO_SUBMISSION, "details": ["on the roster, nothing collected"]}, {},
                        cells, person=person)
              for student, person in sorted(roster.items()) if student not in records]
-    return ClassTable(rows, cells)
+    return ClassTable(rows, cells, policy)
 
 
 def export(course: Course, assignment: str, table: ClassTable | None = None) -> list[Path]:

@@ -25,6 +25,7 @@ from coursetools.exports import NO_SUBMISSION, ClassTable, Row, class_table
 from coursetools.files import write_atomically
 from coursetools.layout import Course
 from coursetools.outcomes import OK, STATUSES, UNCONFINED
+from coursetools.penalty import LatePenalty
 from coursetools.state import LEFT_OUT, UNMATCHED, load_state
 
 BINS = 10
@@ -109,10 +110,11 @@ def who(row: Row) -> str:
 
 def render(assignment: str, rows: list[Row], cells: list[GradedCell], unmatched: list[str],
            left_out: dict[str, list[str]] | None = None, titles: dict[str, str] | None = None,
-           links: dict[str, list[tuple[str, str]]] | None = None) -> str:
+           links: dict[str, list[tuple[str, str]]] | None = None, penalty: LatePenalty | None = None) -> str:
     """The report's HTML. ``titles``: grade_id -> the exercise's name in the notebook
     (:func:`coursetools.cells.cell_titles`); ``links``: student -> (label, relative address) of
-    their pages (feedback, autograded notebook)."""
+    their pages (feedback, autograded notebook); ``penalty``: the late penalty (its points are
+    shown beside each late student, and taken off only the exported totals)."""
     titles, links = titles or {}, links or {}
     max_total = sum(cell.points for cell in cells)
     graded = [row for row in rows if row.total is not None]
@@ -138,6 +140,8 @@ def render(assignment: str, rows: list[Row], cells: list[GradedCell], unmatched:
                    "score yet. Their totals are incomplete: do not publish them or hand back feedback. Grade "
                    "them in formgrader, then run <code>make report</code> again.</p>")
     out += [f"<p>{escape(line)}</p>" for line in summary(rows, cells)]
+    if penalty:
+        out.append(f"<p id='late-penalty'>{escape(penalty_sentence(rows, penalty, max_total))}</p>")
     out += ["<h2>Status</h2><table>" + "".join(f"<tr><td>{escape(s)}</td><td>{counts.get(s, 0)}</td></tr>"
                                            for s in (*STATUSES, NO_SUBMISSION) if counts.get(s) or s == OK)
             + f"<tr><td>answers still to grade by hand</td><td>{sum(len(r.to_grade_by_hand) for r in rows)}"
@@ -182,7 +186,7 @@ def student_table(rows: list[Row], cells: list[GradedCell], titles: dict[str, st
         pages = " ".join(f"<a href='{escape(href)}'>{escape(label)}</a>" for label, href in links.get(row.student, []))
         lines.append(f"<tr><td>{escape(who(row))}</td><td>{escape(row.status)}</td>{scores}"
                      f"<td>{_points(row.total)}</td><td>{len(row.to_grade_by_hand) or ''}</td>"
-                     f"<td>{escape(row.late)}</td><td>{pages}</td></tr>")
+                     f"<td>{escape(row.late + _points_off(row))}</td><td>{pages}</td></tr>")
     return "".join(lines) + "</table>"
 
 
@@ -196,6 +200,25 @@ def reasons_to_look(row: Row, max_total: float = 0.0) -> list[str]:
         ([f"to grade by hand: {', '.join(row.to_grade_by_hand)}"] if row.to_grade_by_hand else [])
 
 
+def penalty_sentence(rows: list[Row], penalty: LatePenalty, max_total: float) -> str:
+    """What the late penalty does to this class, in one sentence."""
+    losing = sum(1 for row in rows if row.total is not None and row.penalty)
+    unknown = [who(row) for row in rows if row.total is not None and row.penalty is None]
+    return (f"Late penalty {penalty} of the {max_total:g} points, per started {penalty.unit} late: {losing} students "
+            "lose points in the CSV (final_total) and the LMS uploads (the totals above, the gradebook, formgrader "
+            "and the feedback keep the points scored)"
+            + (f"; late by a time nobody gave, left out of the uploads until their submission time is given "
+               f"(--times): {', '.join(unknown)}." if unknown else "."))
+
+
+def _points_off(row: Row) -> str:
+    """`` (-3 points)`` for a row a late penalty takes points off, `` (penalty unknown)`` for one late
+    by a time nobody gave."""
+    if row.penalty is None:
+        return " (penalty unknown)"
+    return f" (-{row.penalty:g} points)" if row.penalty else ""
+
+
 def _points(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
@@ -207,12 +230,12 @@ def _percent(value: float | None) -> str:
 def write_report(course: Course, assignment: str, table: ClassTable | None = None) -> Path:
     """Write the report (``course.report(assignment)``) and return its path (``table`` as in
     :func:`coursetools.exports.export`)."""
-    rows, cells = table or class_table(course, assignment)
+    rows, cells, penalty = table or class_table(course, assignment)
     state = load_state(course, assignment)
     path = course.report(assignment)
     titles = cell_titles(nbformat.read(course.staged_release(assignment), as_version=4))
     write_atomically(path, render(assignment, rows, cells, state.get(UNMATCHED, []), state.get(LEFT_OUT, {}),
-                                  titles, student_links(course, assignment, [row.student for row in rows])))
+                                  titles, student_links(course, assignment, [row.student for row in rows]), penalty))
     return path
 
 

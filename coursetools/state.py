@@ -7,7 +7,8 @@ keys start with ``_`` (never a student id): the files of an LMS download that na
 for each student and when the LMS says it was submitted (:data:`SUBMITTED`), the due date
 (:data:`DUE`, ISO 8601), the LMS's own number for each student as the download named it
 (:data:`LMS_IDS`: what its grade import matches on), submission times given by the instructor
-(:data:`TIMES`) and the instructor's reviews of flagged students (:data:`REVIEWS`).
+(:data:`TIMES`), the instructor's reviews of flagged students (:data:`REVIEWS`) and the late
+penalty (:data:`LATE_PENALTY`, :mod:`coursetools.penalty`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ DUE = "_due"
 LMS_IDS = "_lms_ids"  # student -> {"lms": "Canvas", "lms_id": "123456"}; kept across collections
 TIMES = "_times"  # student -> ISO time of submission, from a times file (``course grade --times``)
 REVIEWS = "_reviews"  # student -> {"decision", "note", "submission_sha", "status"} (``course review``)
+LATE_PENALTY = "_late_penalty"  # the late penalty, as written (``10%/day, max 50%``); None: none
 
 
 def load_state(course: Course, assignment: str) -> dict:

@@ -1,7 +1,9 @@
 """The grades as an LMS's grade import takes them: one CSV for Canvas, one for Moodle.
 
 Each holds only the students whose grading is complete (a total, no answer still to grade by
-hand): a student left out keeps whatever the LMS holds, never a provisional number. Students are
+hand), each with its final total (less a late penalty, :mod:`coursetools.penalty`; a student late
+by a time nobody gave is left out while a penalty is set): a student left out keeps whatever the
+LMS holds, never a provisional number. Students are
 matched on the LMS's own number for them, which the download's file names carry
 (:mod:`coursetools.submission_names`) or the roster gives (:data:`coursetools.exports.LMS_FIELDS`).
 
@@ -42,7 +44,10 @@ def _final(row: Row) -> str:
     """Why ``row`` has no final grade to upload (empty when it has one)."""
     if row.total is None:
         return f"no total ({row.status})"
-    return "answers still to grade by hand" if row.to_grade_by_hand else ""
+    if row.to_grade_by_hand:
+        return "answers still to grade by hand"
+    return "" if row.penalty is not None else (f"late by a time nobody gave ({row.late}): give its submission time "
+                                               "(--times) to apply the late penalty")
 
 
 def _points(value: float) -> str:
@@ -63,7 +68,7 @@ def canvas_rows(table: ClassTable, column: str) -> Upload:
             left_out[row.student] = why
             continue
         rows.append([row.name or row.student, ids.get("lms_id", ""), ids.get("sis_user_id", ""),
-                     ids.get("sis_login_id", ""), ids.get("section", ""), _points(row.total)])
+                     ids.get("sis_login_id", ""), ids.get("section", ""), _points(row.final)])
     return Upload(rows, left_out)
 
 
@@ -80,7 +85,7 @@ def moodle_rows(table: ClassTable, modified: datetime) -> Upload:
             left_out[row.student] = why
             continue
         rows.append([f"Participant {participant}" if participant else "", row.name or row.student, row.email,
-                     _points(row.total), max_total, f"{modified:%Y-%m-%d %H:%M}"])
+                     _points(row.final), max_total, f"{modified:%Y-%m-%d %H:%M}"])
     return Upload(rows, left_out)
 
 
