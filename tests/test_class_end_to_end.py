@@ -37,11 +37,12 @@ import nbformat
 import pytest
 
 from coursetools import grading
-from coursetools.cells import graded_cells
+from coursetools.cells import cell_titles, graded_cells
 from coursetools.hidden import HIDDEN_MARKERS, hidden_lines, visible_text
 from coursetools.layout import REPO_ROOT
 from coursetools.outcomes import CELL_TIMED_OUT, OK, TAMPERED
 from coursetools.release import release, solution_shortfalls
+from coursetools.scan import locked_changes_in
 from coursetools.sources import read_text_source, text_source
 from coursetools.state import load_state
 
@@ -270,6 +271,14 @@ def test_feedback_shows_the_hand_grade_and_no_hidden_test(graded):
     assert f"Score: {FULL + 3}.0 / {FULL + 3}.0" in visible_text(pages["jdoe"])
     clee = visible_text(pages["clee"])
     assert f"Score: {FULL + 1}.0 / {FULL + 3}.0" in clee and "Score: 1.0 / 3.0" in clee
+    titles = cell_titles(nbformat.read(course_copy.course.staged_release(A), as_version=4))
+    for student, page in pages.items():  # the table of contents names exercises, never "Test cell"
+        toc = visible_text(page.split('<div id="toc">')[1].split("</ol>")[0])
+        assert "Test cell" not in toc and all(title in toc for title in titles.values()), student
+    deleted = [name for how, name in locked_changes_in(load_state(course_copy.course, A)["bwong"]["details"])]
+    assert deleted and all(f"You deleted the test cell of “{titles[name]}”." in visible_text(pages["bwong"])
+                           for name in deleted)
+    assert all('id="put-back"' not in pages[s] for s in ("jdoe", "clee", "oldrel"))
 
 
 def test_a_changed_hidden_test_fails_the_release_check_and_regrades_keeping_hand_grades(regraded):

@@ -7,16 +7,19 @@ from __future__ import annotations
 import shutil
 from datetime import datetime, timedelta
 
+import nbformat
 import pytest
+from nbformat.v4 import new_code_cell, new_notebook
 
 from coursetools.cells import GradedCell
 from coursetools.cli import main
-from coursetools.exports import ClassTable, class_row, csv_rows, late_fields
+from coursetools.exports import ClassTable, class_row, class_table, csv_rows, late_fields
 from coursetools.layout import REPO_ROOT, Course
-from coursetools.outcomes import OK
+from coursetools.outcomes import MISSING, OK
 from coursetools.penalty import LatePenalty, parse_late_penalty, penalty_points, record_late_penalty
 from coursetools.report import render
-from coursetools.state import LATE_PENALTY, load_state
+from coursetools.state import DUE as DUE_KEY
+from coursetools.state import LATE_PENALTY, SUBMITTED, load_state, update_state
 from coursetools.uploads import canvas_rows, moodle_rows
 
 TEN_A_DAY = LatePenalty(10.0, "day", 50.0)
@@ -111,3 +114,22 @@ def test_the_report_says_the_policy_and_what_each_late_student_loses():
 def test_a_policy_the_report_cannot_read_is_a_one_line_error(capsys):
     assert main(["--root", str(REPO_ROOT), "report", "ch01_tokens", "--late-penalty", "10 a day"]) == 2
     assert "course: error: --late-penalty: expected a late penalty like '10%/day, max 50%'" in capsys.readouterr().err
+
+
+def test_the_class_table_takes_the_penalty_from_the_recorded_policy_and_times(tmp_path):
+    shutil.copy(REPO_ROOT / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
+    course = Course(tmp_path)
+    release = new_notebook(cells=[new_code_cell("assert 1", metadata={"nbgrader": {
+        "grade": True, "grade_id": "test_add", "locked": True, "points": 15, "schema_version": 3}})])
+    course.staged_release("tiny").parent.mkdir(parents=True)
+    nbformat.write(release, course.staged_release("tiny"))
+    missing = {"status": MISSING, "details": []}
+    update_state(course, "tiny", {"ann": missing, "bob": missing, "cy": missing, DUE_KEY: DUE.isoformat(),
+                                  SUBMITTED: {"ann": {"timestamp": (DUE + timedelta(days=1, hours=1)).isoformat()},
+                                              "cy": {"marked_late": True}}})
+    assert [row.penalty for row in class_table(course, "tiny").rows] == [0.0, 0.0, 0.0]
+    record_late_penalty(course, "tiny", "10%/day")
+    table = class_table(course, "tiny")
+    assert table.penalty == LatePenalty(10.0, "day", None)
+    assert [(row.student, row.late, row.penalty) for row in table.rows] == [
+        ("ann", "late by 1 d 1 h", pytest.approx(3.0)), ("bob", "", 0.0), ("cy", "marked late by the LMS", None)]
