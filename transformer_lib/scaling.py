@@ -44,10 +44,9 @@ SIZES = ((16, 1), (24, 2), (32, 2), (48, 3), (64, 3), (96, 3))
 
 def scale_gpt(vocab_size: int, d_model: int, layers: int, context: int) -> GPT:
     """The experiment's GPT: heads of :data:`HEAD_DIM` dimensions (one head below 32), ``d_ff = 4 d_model``."""
-    heads = max(1, d_model // HEAD_DIM)
-    if d_model % heads:
-        raise ValueError(f"d_model must be a multiple of {HEAD_DIM} from 32 on, got {d_model}")
-    return GPT(vocab_size, d_model, heads, layers, 4 * d_model, context)
+    if d_model >= 2 * HEAD_DIM and d_model % HEAD_DIM:
+        raise ValueError(f"d_model must be a multiple of {HEAD_DIM} from {2 * HEAD_DIM} on, got {d_model}")
+    return GPT(vocab_size, d_model, max(1, d_model // HEAD_DIM), layers, 4 * d_model, context)
 
 
 def non_embedding_parameters(gpt: GPT) -> int:
