@@ -8,8 +8,16 @@ import torch
 from torch.nn import functional as F
 
 from transformer_lib.ngram import NGramLM
-from transformer_lib.scaling import (fit_power_law, fit_saturating_power_law, flops_per_token, ngram_windows_loss,
-                                     non_embedding_parameters, scale_gpt, train_budget, windows_loss)
+from transformer_lib.scaling import (
+    fit_power_law,
+    fit_saturating_power_law,
+    flops_per_token,
+    ngram_windows_loss,
+    non_embedding_parameters,
+    scale_gpt,
+    train_budget,
+    windows_loss,
+)
 from transformer_lib.tasks import text_task
 
 TEXT = "def f(x):\n    return x + 1\n\n" * 60
