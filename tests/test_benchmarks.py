@@ -14,6 +14,7 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
     ("bench_modules.py", ["--quick"], ["MultiHeadAttention", "GPT (train step)", "identical tokens: True"]),
     ("bench_training.py", ["--quick", "--only", "throughput"], ["| throughput, ours", "ratio"]),
     ("bench_g2p.py", ["--quick"], ["valid WER", "as one ensemble, greedy and beam 4", "100 valid words"]),
+    ("bench_scale.py", ["--quick", "--jobs", "1"], ["d_model  16,    64 steps", "4 runs in"]),
 ])
 def test_benchmark_smoke_run(script, args, expected):
     done = subprocess.run([sys.executable, str(BENCHMARKS / script), *args], capture_output=True, text=True,

@@ -1,0 +1,91 @@
+"""The scaling section's grid: six GPT sizes x four step budgets x three learning rates, one process per core.
+
+    .venv/bin/python benchmarks/bench_scale.py                   # the whole grid; writes results/scale.json
+    .venv/bin/python benchmarks/bench_scale.py --quick           # two sizes, one budget, two rates (a smoke run)
+    .venv/bin/python benchmarks/bench_scale.py --jobs 2 --out results/scale.json
+
+Every run is :func:`transformer_lib.scaling.train_budget`: its own warm-up and cosine schedule over
+its budget, the same seed and the same stream of training batches for every run, final losses on
+the validation and test characters of chapter 8's corpus. The book's scaling section reads the
+file this writes (the learning rate of each size and budget is chosen there, on validation) and
+trains a column of the grid again as it builds, to check the file against the code that made it.
+The longest budget also records its validation loss along the way (``curve``), to set a mid-run
+checkpoint beside the final point of a shorter run.
+
+The whole grid is about 15 minutes of one idle CPU core (its cost grows with width and budget);
+the file records the machine, the date, the command and the PyTorch version.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from datetime import datetime, timezone
+from pathlib import Path
+
+import torch
+
+from transformer_lib.scaling import SIZES, train_budget
+from transformer_lib.tasks import text_task
+
+CONTEXT, BATCH = 64, 16
+BUDGETS = (200, 400, 800, 1600)
+LRS = (1e-2, 2e-2, 4e-2)
+CURVE_POINTS = 16  # evaluations along the runs of the longest budget
+RESULTS = Path(__file__).resolve().parent / "results" / "scale.json"
+
+
+def _run(d_model: int, layers: int, steps: int, lr: float, curve_every: int) -> dict:
+    torch.set_num_threads(1)
+    return train_budget(text_task(block_size=CONTEXT), d_model, layers, steps, lr, BATCH, curve_every=curve_every)
+
+
+def _machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                 if line.startswith("model name")]
+        cpu = names[0] if names else cpu
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="two sizes, one budget of 64 steps, two rates")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="runs at once, one core each")
+    parser.add_argument("--out", type=Path, default=None, help=f"where to write the JSON (default {RESULTS}; "
+                        "none with --quick)")
+    args = parser.parse_args()
+    sizes, budgets, lrs = (SIZES[:2], (64,), LRS[:2]) if args.quick else (SIZES, BUDGETS, LRS)
+    grid = [(d, layers, steps, lr, steps // CURVE_POINTS if steps == max(budgets) else 0)
+            for d, layers in sizes for steps in budgets for lr in lrs]
+    grid.sort(key=lambda run: -run[0] ** 2 * run[1] * run[2])  # the longest first, so that none runs alone at the end
+    start, runs = time.perf_counter(), []
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        for done in as_completed([pool.submit(_run, *run) for run in grid]):
+            run = done.result()
+            runs.append(run)
+            print(f"d_model {run['d_model']:3d}, {run['steps']:5d} steps, lr {run['lr']:.0e}: valid "
+                  f"{run['valid']:.3f}, test {run['test']:.3f} nats/char ({run['seconds']:.0f} s CPU) "
+                  f"[{len(runs)}/{len(grid)}]", flush=True)
+    runs.sort(key=lambda r: (r["d_model"], r["steps"], r["lr"]))
+    print(f"{len(runs)} runs in {time.perf_counter() - start:.0f} s of wall time, {args.jobs} at a time")
+    out = args.out or (None if args.quick else RESULTS)
+    if out is not None:
+        record = {"command": " ".join(["python", "benchmarks/bench_scale.py", *sys.argv[1:]]),
+                  "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": _machine(),
+                  "torch": torch.__version__, "jobs": args.jobs, "context": CONTEXT, "batch_size": BATCH,
+                  "budgets": list(budgets), "lrs": list(lrs), "runs": runs}
+        out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
