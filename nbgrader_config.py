@@ -47,6 +47,15 @@ c.ExecutePreprocessor.interrupt_on_timeout = True
 # (coursetools/sandbox.py says what and why). Without bwrap no kernel starts; `course grade
 # --unsafe-no-sandbox` swaps in jupyter_client's unconfined AsyncKernelManager.
 c.ExecutePreprocessor.kernel_manager_class = "coursetools.sandbox.ConfinedKernelManager"
+# Hidden tests run outside the student's kernel: each graded cell's visible part runs in the
+# kernel, its hidden block in a checker in the autograde process, which reaches the kernel only
+# through calls carrying plain data (coursetools/checker.py, coursetools/bridge.py).
+from nbgrader.converters.autograde import Autograde  # noqa: E402
+
+from coursetools.checked_execute import CheckedExecute  # noqa: E402
+
+c.Autograde.autograde_preprocessors = [CheckedExecute if p.__name__ == "Execute" else p
+                                       for p in Autograde.class_traits()["autograde_preprocessors"].default()]
 # Anything on stderr (torch's UserWarnings, a student's print to stderr) would zero a test
 # cell. Errors are what fail a test, so stderr streams are dropped before grades are taken.
 c.IgnorePattern.enabled = True

@@ -1,0 +1,234 @@
+"""The kernel's end of the checker's calls: the only grading code that runs in a student's kernel.
+
+Grading imports this module into the kernel before the notebook's first cell. The hidden tests
+run in a checker process (:mod:`coursetools.checker`); each time they use a name of the notebook
+the checker sends one line, ``__import__("coursetools.bridge").bridge.serve("<request>")``,
+executed without history, and reads the reply from a display message of type
+:data:`~coursetools.wire.MIME`. A request and a reply are plain data (:mod:`coursetools.wire`):
+what a student's code can learn from them is the inputs its functions are called with.
+
+:func:`serve` answers:
+
+* ``lookup``: what each name of the notebook is (plain data is sent as a copy; functions,
+  classes and modules are described; an ``nn.Module`` is kept behind a handle);
+* ``call``: call a name, a handle or an attribute path of either with arguments, under the
+  rules the checker names (``forbid``/``refuse`` of :mod:`coursetools.tamper`, a context manager
+  the notebook's locked cells define), print output dropped, ``verify_untampered()`` after;
+  with ``grad``, the call's tensor inputs that require grad are leaves and the graph is kept
+  for ``backward``;
+* ``getattr``: an attribute of a handle or name, described as ``lookup`` does;
+* ``backward``: gradients of a kept call's inputs for given gradients of its outputs;
+* ``verify``: :func:`~coursetools.tamper.verify_untampered`; ``reset``: forget handles and graphs.
+
+A student can replace this module in their kernel: that changes only the answers the checker
+receives, which it treats as untrusted data anyway (and the submission scan reports code that
+reaches into ``sys.modules`` or ``coursetools``).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import importlib
+import io
+import types
+from collections import OrderedDict
+from typing import Any
+
+import torch
+from IPython import get_ipython
+from IPython.display import publish_display_data
+
+from coursetools import wire
+from coursetools.tamper import TamperingError, forbid, refuse, verify_untampered
+
+_autograd_grad = torch.autograd.grad
+_set_grad_enabled = torch.set_grad_enabled
+_Module = torch.nn.Module
+_MODULE_ITERATORS = {getattr(torch.nn.Module, name) for name in
+                     ("parameters", "named_parameters", "buffers", "named_buffers", "children",
+                      "named_children", "modules", "named_modules")}
+_handles: dict[int, Any] = {}  # handle id -> object
+_handle_of: dict[int, int] = {}  # id(object) -> handle id
+_graphs: dict[int, tuple[list[torch.Tensor], list[torch.Tensor]]] = {}  # graph id -> (leaves, outputs)
+
+
+def serve(text: str) -> None:
+    """Answer one request (base64 plain data) with a display message holding the reply."""
+    try:
+        request = wire.from_text(text)
+        reply = {"value": _OPS[request["op"]](request)} if request["op"] != "call" else _call(request)
+        encoded = wire.to_text(reply)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - every failure of the student's code is reported
+        encoded = wire.to_text({"error": _describe_error(error)})
+    publish_display_data({wire.MIME: encoded})
+
+
+def _describe_error(error: BaseException) -> list[str]:
+    """[the builtin exception class it is an instance of, its own class name, its message]."""
+    if isinstance(error, TamperingError):
+        base = "TamperingError"
+    else:
+        base = next((k.__name__ for k in type(error).__mro__ if vars(builtins).get(k.__name__) is k), "Exception")
+    return [base, type(error).__qualname__, str(error)[:2000]]
+
+
+# --- names, handles and values --------------------------------------------------------------
+
+def _namespace() -> dict[str, Any]:
+    return get_ipython().user_ns
+
+
+def _resolve(ref: dict) -> Any:
+    if ref[wire.REF] == "handle":
+        value = _handles[ref["id"]]
+    else:
+        namespace = _namespace()
+        if ref["name"] not in namespace:
+            raise NameError(f"name {ref['name']!r} is not defined in the notebook")
+        value = namespace[ref["name"]]
+    for attribute in ref.get("path", ()):
+        value = getattr(value, attribute)
+    return value
+
+
+def _imported(value: Any) -> Any:
+    """A decoded request value with its references replaced by what they name."""
+    if type(value) is dict:
+        if wire.REF in value:
+            return _resolve(value)
+        return {key: _imported(item) for key, item in value.items()}
+    if type(value) in (tuple, list):
+        return type(value)(_imported(item) for item in value)
+    return value
+
+
+def _handle(value: Any) -> dict:
+    number = _handle_of.get(id(value))
+    if number is None or _handles.get(number) is not value:
+        number = len(_handles) + 1
+        _handles[number], _handle_of[id(value)] = value, number
+    return {wire.REF: "handle", "id": number, "type": type(value).__qualname__}
+
+
+def _exported(value: Any, where: str = "the result") -> Any:
+    """``value`` as plain data: an ``nn.Module`` (or an object already behind a handle) becomes a
+    handle, a parameter a tensor, an ordered dict a dict, a named tuple a tuple; anything else
+    that is not plain raises :class:`~coursetools.wire.NotPlainData` naming its type."""
+    kind = type(value)
+    if isinstance(value, torch.Tensor):
+        if kind is torch.nn.Parameter:
+            return value.detach()
+        if kind is not torch.Tensor:
+            raise wire.NotPlainData(f"{where} is a {kind.__qualname__} (a Tensor subclass): return a plain tensor")
+        return value
+    if isinstance(value, _Module) or id(value) in _handle_of:
+        return _handle(value)
+    if kind in (tuple, list) or (isinstance(value, tuple) and hasattr(value, "_fields")):
+        return (list if kind is list else tuple)(_exported(item, f"{where}[{i}]") for i, item in enumerate(value))
+    if kind in (dict, OrderedDict):
+        return {_exported(key, f"a key of {where}"): _exported(item, f"{where}[{key!r}]")
+                for key, item in value.items()}
+    wire.check_plain(value, where)
+    return value
+
+
+def _describe(value: Any) -> dict:
+    """What the checker binds for a value of the notebook."""
+    if isinstance(value, types.ModuleType):
+        return {"kind": "module", "name": value.__name__}
+    if isinstance(value, type):
+        return {"kind": "class", "name": value.__qualname__}
+    if isinstance(value, _Module):
+        return {"kind": "data", "value": _handle(value)}
+    if callable(value):
+        return {"kind": "function"}
+    try:
+        plain = _exported(value)
+        return {"kind": "data", "value": wire.replace_tensors(plain, [t.detach() for t in wire.tensors_in(plain)])}
+    except wire.NotPlainData as error:
+        return {"kind": "other", "why": str(error)}
+
+
+# --- the operations -------------------------------------------------------------------------
+
+def _lookup(request: dict) -> dict:
+    namespace = _namespace()
+    return {name: _describe(namespace[name]) if name in namespace else {"kind": "missing"}
+            for name in request["names"]}
+
+
+def _getattr(request: dict) -> dict:
+    return _describe(getattr(_resolve(request["target"]), request["name"]))
+
+
+def _rule(rule: dict) -> contextlib.AbstractContextManager:
+    if rule["kind"] == "forbid":
+        return forbid(*(_qualified(target) for target in rule["targets"]))
+    if rule["kind"] == "refuse":
+        return refuse(_qualified(rule["owner"]), tuple(rule["names"]), rule["message"])
+    return _namespace()[rule["name"]]()  # "enter": a context manager the locked cells define
+
+
+def _qualified(ref: dict) -> Any:
+    value = importlib.import_module(ref["module"])
+    for part in filter(None, ref["qualname"].split(".")):
+        value = getattr(value, part)
+    return value
+
+
+def _call(request: dict) -> dict:
+    function = _resolve(request["target"])
+    args, kwargs = request["args"], request["kwargs"]
+    leaves = [t for t in wire.tensors_in([args, kwargs]) if t.requires_grad] if request["grad"] else []
+    args, kwargs = _imported(args), _imported(kwargs)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
+        stack.enter_context(contextlib.redirect_stderr(io.StringIO()))
+        stack.enter_context(_set_grad_enabled(bool(request["grad"] or request["grad_enabled"])))
+        for rule in request["rules"]:
+            stack.enter_context(_rule(rule))
+        result = function(*args, **kwargs)
+    verify_untampered()
+    if request.get("new"):
+        return {"value": _handle(result)}
+    value = _exported(result)
+    outputs = wire.tensors_in(value)
+    reply = {"value": wire.replace_tensors(value, [t.detach() for t in outputs])}
+    if request["grad"]:
+        reply["graph"] = len(_graphs) + 1
+        reply["differentiable"] = [t.requires_grad for t in outputs]
+        _graphs[reply["graph"]] = (leaves, outputs)
+    return reply
+
+
+def _backward(request: dict) -> list:
+    leaves, outputs = _graphs[request["graph"]]
+    pairs = [(o, g) for o, g in zip(outputs, request["grads"]) if g is not None and o.requires_grad]
+    if not leaves or not pairs:
+        return [None] * len(leaves)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        grads = _autograd_grad([o for o, _ in pairs], leaves, [g for _, g in pairs], retain_graph=True,
+                               allow_unused=True)
+    verify_untampered()
+    return [None if g is None else _exported(g.detach()) for g in grads]
+
+
+def _isinstance(request: dict) -> bool:
+    return isinstance(_resolve(request["target"]), _resolve(request["cls"]))
+
+
+def _verify(request: dict) -> None:
+    verify_untampered()
+
+
+def _reset(request: dict) -> None:
+    _handles.clear()
+    _handle_of.clear()
+    _graphs.clear()
+
+
+_OPS = {"lookup": _lookup, "getattr": _getattr, "backward": _backward, "verify": _verify, "isinstance": _isinstance,
+        "reset": _reset}
