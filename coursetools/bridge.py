@@ -94,15 +94,34 @@ def _resolve(ref: dict) -> Any:
     return value
 
 
-def _imported(value: Any) -> Any:
-    """A decoded request value with its references replaced by what they name."""
+def _imported(value: Any, passed: list) -> Any:
+    """A decoded request value with its references replaced by what they name; the objects the
+    checker passes by value (a generator, a module of torch or transformer_lib) are rebuilt and
+    appended to ``passed``, whose states go back with the reply."""
     if type(value) is dict:
-        if wire.REF in value:
+        kind = value.get(wire.REF)
+        if kind == "generator":
+            generator = torch.Generator()
+            generator.set_state(value["state"])
+            passed.append(generator)
+            return generator
+        if kind == "module":  # pickled by the checker (trusted): a class of torch or transformer_lib
+            module = torch.load(io.BytesIO(value["data"].numpy().tobytes()), weights_only=False)
+            passed.append(module)
+            return module
+        if kind is not None:
             return _resolve(value)
-        return {key: _imported(item) for key, item in value.items()}
+        return {key: _imported(item, passed) for key, item in value.items()}
     if type(value) in (tuple, list):
-        return type(value)(_imported(item) for item in value)
+        return type(value)(_imported(item, passed) for item in value)
     return value
+
+
+def _states(passed: list) -> list:
+    """What the checker copies back into the objects it passed by value after a call."""
+    return [p.get_state() if isinstance(p, torch.Generator)
+            else {k: v.detach() for k, v in _exported(dict(p.state_dict()), "a module's state").items()}
+            for p in passed]
 
 
 def _handle(value: Any) -> dict:
@@ -173,6 +192,8 @@ def _rule(rule: dict) -> contextlib.AbstractContextManager:
 
 
 def _qualified(ref: dict) -> Any:
+    if wire.REF in ref:  # a function of the notebook
+        return _resolve(ref)
     value = importlib.import_module(ref["module"])
     for part in filter(None, ref["qualname"].split(".")):
         value = getattr(value, part)
@@ -183,7 +204,8 @@ def _call(request: dict) -> dict:
     function = _resolve(request["target"])
     args, kwargs = request["args"], request["kwargs"]
     leaves = [t for t in wire.tensors_in([args, kwargs]) if t.requires_grad] if request["grad"] else []
-    args, kwargs = _imported(args), _imported(kwargs)
+    passed: list = []
+    args, kwargs = _imported(args, passed), _imported(kwargs, passed)
     with contextlib.ExitStack() as stack:
         stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
         stack.enter_context(contextlib.redirect_stderr(io.StringIO()))
@@ -191,12 +213,14 @@ def _call(request: dict) -> dict:
         for rule in request["rules"]:
             stack.enter_context(_rule(rule))
         result = function(*args, **kwargs)
+        if isinstance(result, types.GeneratorType) and getattr(function, "__func__", None) in _MODULE_ITERATORS:
+            result = list(result)  # model.parameters() and the like
     verify_untampered()
     if request.get("new"):
-        return {"value": _handle(result)}
+        return {"value": _handle(result), "passed": _states(passed)}
     value = _exported(result)
     outputs = wire.tensors_in(value)
-    reply = {"value": wire.replace_tensors(value, [t.detach() for t in outputs])}
+    reply = {"value": wire.replace_tensors(value, [t.detach() for t in outputs]), "passed": _states(passed)}
     if request["grad"]:
         reply["graph"] = len(_graphs) + 1
         reply["differentiable"] = [t.requires_grad for t in outputs]

@@ -12,11 +12,12 @@ What a hidden block's names mean in the checker:
 * the locked cells' imports, functions, classes and constants (literals) are the instructor's,
   executed here (:meth:`Checker.add_locked`) in the order of the notebook: a helper such as a
   test's ``first_broken_rule`` is the one the test cell defines, whatever the notebook redefined;
-  two kinds stay in the kernel, because student code uses them there: ``nn.Module`` subclasses
-  (their instances must live where student code can take them) and context managers
-  (``@contextmanager`` functions, entered in the kernel around each call made inside them);
-  other values of locked cells (computed ones) are read from the kernel like any student value,
-  so a hidden test computes its expected values itself;
+  constants are taken here when they are computed without a call from names bound here
+  (``PAD_ID, BOS_ID = 0, 1``; a tuple of torch functions); two kinds stay in the kernel, because
+  student code uses them there: classes (their instances must live where student code can take
+  them) and context managers (``@contextmanager`` functions, entered in the kernel around each
+  call made inside them); other values of locked cells (computed ones) are read from the kernel
+  like any student value, so a hidden test computes its expected values itself;
 * every other free name is looked up in the kernel when the block starts: plain data becomes a
   copy, a function a :class:`KernelRef` (looked up again at each call), a class a
   :class:`KernelClass` (constructing one gives a :class:`Handle` to the object in the kernel).
@@ -35,6 +36,7 @@ import ast
 import builtins
 import contextlib
 import importlib
+import io
 import numbers
 import symtable
 import sys
@@ -133,6 +135,8 @@ class Handle(KernelRef):
 
 def _qualified(value: Any) -> dict:
     """A module, class or function of an importable module, as the kernel can find it again."""
+    if isinstance(value, KernelRef):
+        return value._ref
     if isinstance(value, types.ModuleType):
         return {"module": value.__name__, "qualname": ""}
     module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", "")
@@ -197,6 +201,7 @@ class _KernelCall(torch.autograd.Function):
     def forward(ctx, call: dict, *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
         checker = call["checker"]
         reply = checker.request("call", **call["fields"])
+        _copy_back(call["passed"], reply)
         outputs = wire.tensors_in(reply["value"])
         call["value"] = reply["value"]
         ctx.checker, ctx.graph, ctx.n_inputs = checker, reply["graph"], len(inputs)
@@ -252,20 +257,32 @@ class Checker:
             if isinstance(statement, ast.FunctionDef) and any(_is_contextmanager(d) for d in statement.decorator_list):
                 self.namespace[statement.name] = KernelContext(self.rules, statement.name)
                 self.own.add(statement.name)
-            elif isinstance(statement, ast.ClassDef) and any(ast.unparse(b).endswith("Module")
-                                                             for b in statement.bases):
+            elif isinstance(statement, ast.ClassDef):
                 self.own.discard(statement.name)
                 self.kernel_names.add(statement.name)
                 self.wanted.add(statement.name)
-            elif isinstance(statement, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)) or (
-                    isinstance(statement, ast.Assign) and _is_literal(statement.value)
-                    and all(isinstance(t, ast.Name) for t in statement.targets)):
+            elif isinstance(statement, (ast.Import, ast.ImportFrom, ast.FunctionDef)) or self._is_constant(statement):
                 code = ast.Module(body=[statement], type_ignores=[])
-                exec(compile(code, "<locked cell>", "exec"), self.namespace)  # noqa: S102 - the instructor's code
+                try:
+                    exec(compile(code, "<locked cell>", "exec"), self.namespace)  # noqa: S102 - the instructor's code
+                except Exception:  # noqa: BLE001 - it needs a value of the kernel: looked up there instead
+                    continue
                 bound, free = _names(ast.unparse(statement))
                 self.own |= bound
                 self.kernel_names -= bound
                 self.wanted |= free
+
+    def _is_constant(self, statement: ast.stmt) -> bool:
+        """An assignment to names of a value computed without a call, from the names bound here
+        (``PAD_ID, BOS_ID = 0, 1``; ``AUTOGRAD = (torch.autograd.grad, ...)``)."""
+        if not isinstance(statement, ast.Assign):
+            return False
+        targets = [n for t in statement.targets for n in (t.elts if isinstance(t, ast.Tuple) else [t])]
+        if not all(isinstance(n, ast.Name) for n in targets):
+            return False
+        nodes = list(ast.walk(statement.value))
+        return not any(isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr)) for n in nodes) and all(
+            n.id in self.own or n.id in vars(builtins) for n in nodes if isinstance(n, ast.Name))
 
     # -- a hidden block -----------------------------------------------------------------------
 
@@ -337,14 +354,17 @@ class Checker:
 
     def call(self, ref: dict, args: tuple, kwargs: dict, new: bool = False) -> Any:
         """Call the kernel's object ``ref`` with ``args`` and ``kwargs`` under the rules in force."""
-        plain_args, plain_kwargs = self._outgoing(list(args)), self._outgoing(dict(kwargs))
+        passed: list = []
+        plain_args, plain_kwargs = self._outgoing(list(args), passed), self._outgoing(dict(kwargs), passed)
         inputs = [t for t in wire.tensors_in([args, kwargs]) if t.requires_grad]
         grad = torch.is_grad_enabled() and bool(inputs) and not new
         fields = {"target": ref, "args": plain_args, "kwargs": plain_kwargs, "rules": list(self.rules.stack),
                   "grad": grad, "grad_enabled": torch.is_grad_enabled(), "new": new}
         if not grad:
-            return self._incoming(self.request("call", **fields)["value"])
-        call = {"checker": self, "fields": fields}
+            reply = self.request("call", **fields)
+            _copy_back(passed, reply)
+            return self._incoming(reply["value"])
+        call = {"checker": self, "fields": fields, "passed": passed}
         outputs = _KernelCall.apply(call, *inputs)
         value = call["value"]
         if wire.tensors_in(value):
@@ -358,18 +378,30 @@ class Checker:
             return self._incoming(what["value"])
         return KernelClass(self, path_ref) if what["kind"] == "class" else KernelRef(self, path_ref)
 
-    def _outgoing(self, value: Any, where: str = "an argument") -> Any:
-        """A value of the tests as plain data for the kernel (tensors detached, keeping requires_grad)."""
+    def _outgoing(self, value: Any, passed: list, where: str = "an argument") -> Any:
+        """A value of the tests as plain data for the kernel (tensors detached, keeping requires_grad).
+
+        A ``torch.Generator`` or a module of torch or transformer_lib is passed by value (its state;
+        the module pickled: the kernel may unpickle what the checker sends) and appended to
+        ``passed``: its state after the call is copied back (:func:`_copy_back`)."""
         if isinstance(value, KernelRef):
             return value._ref
+        if isinstance(value, torch.Generator):
+            passed.append(value)
+            return {wire.REF: "generator", "state": value.get_state()}
+        if isinstance(value, torch.nn.Module) and type(value).__module__.split(".")[0] in _LIBRARIES:
+            passed.append(value)
+            buffer = io.BytesIO()
+            torch.save(value, buffer)
+            return {wire.REF: "module", "data": torch.frombuffer(bytearray(buffer.getvalue()), dtype=torch.uint8)}
         if isinstance(value, torch.Tensor):
             if type(value) not in (torch.Tensor, torch.nn.Parameter):
                 raise TypeError(f"{where} is a {type(value).__name__}: only plain tensors go to the notebook")
             return value.detach().requires_grad_(value.requires_grad)
         if type(value) in (tuple, list):
-            return type(value)(self._outgoing(item, where) for item in value)
+            return type(value)(self._outgoing(item, passed, where) for item in value)
         if type(value) is dict:
-            return {key: self._outgoing(item, where) for key, item in value.items()}
+            return {key: self._outgoing(item, passed, where) for key, item in value.items()}
         if isinstance(value, (torch.Size, torch.dtype)) or type(value) in (bool, int, float, str, type(None)):
             return value
         if isinstance(value, numbers.Integral):  # numpy's integers and bools, as Python's
@@ -391,6 +423,25 @@ class Checker:
 
 
 _MISSING = object()
+_LIBRARIES = ("torch", "transformer_lib")  # whose modules a hidden test may pass to student code
+
+
+def _copy_back(passed: list, reply: dict) -> None:
+    """Give the objects passed by value the states the kernel left them in (a generator that drew
+    numbers moves on; a module the student changed in place is changed here too)."""
+    states = reply.get("passed")
+    if type(states) is not list or len(states) != len(passed):
+        raise KernelUnanswered("the kernel did not return the states of the objects it was given")
+    for original, state in zip(passed, states):
+        try:
+            if isinstance(original, torch.Generator):
+                original.set_state(state)
+            else:
+                with torch.no_grad():
+                    original.load_state_dict(state)
+        except (RuntimeError, TypeError, KeyError) as error:
+            raise AssertionError(f"the notebook left a {type(original).__name__} it was given in a state the "
+                                 f"tests cannot read back: {str(error)[:300]}") from None
 
 
 def _exception(error: Any) -> Exception:
@@ -416,14 +467,6 @@ def _parse(source: str) -> ast.Module | None:
 
 def _is_contextmanager(decorator: ast.expr) -> bool:
     return ast.unparse(decorator).split(".")[-1] in ("contextmanager", "asynccontextmanager")
-
-
-def _is_literal(node: ast.expr) -> bool:
-    try:
-        ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
-    return True
 
 
 def _names(source: str) -> tuple[set[str], set[str]]:
