@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import copy
 import importlib
 import io
 import types
@@ -51,6 +52,30 @@ _MODULE_ITERATORS = {getattr(torch.nn.Module, name) for name in
 _handles: dict[int, Any] = {}  # handle id -> object
 _handle_of: dict[int, int] = {}  # id(object) -> handle id
 _graphs: dict[int, tuple[list[torch.Tensor], list[torch.Tensor]]] = {}  # graph id -> (leaves, outputs)
+_fakes: dict[int, "_Fake"] = {}  # the checker's fakes (coursetools.checker.Fake), by its id
+_compiled: dict[str, types.CodeType] = {}  # the locked cells' functions, by source
+
+
+class _Fake:
+    """A function for student code to call, made for the checker (``coursetools.checker.Fake``):
+    records each call's arguments by parameter name and returns a copy of ``answers[the arguments
+    named in key]``, what ``wraps`` returns, or None."""
+
+    def __init__(self, spec: dict, wraps: Any) -> None:
+        self.names, self.answers, self.key = spec["names"], spec["answers"], spec["key"]
+        self.wraps, self.calls = wraps, []
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if len(args) > len(self.names) or set(kwargs) - set(self.names[len(args):]):
+            raise TypeError(f"this function takes ({', '.join(self.names)}), got {len(args)} positional "
+                            f"arguments and {sorted(kwargs)}")
+        bound = {**dict(zip(self.names, args)), **kwargs}
+        self.calls.append(bound)
+        if self.wraps is not None:
+            return self.wraps(*args, **kwargs)
+        if self.answers is not None:
+            return copy.deepcopy(self.answers[tuple(bound[name] for name in self.key)])
+        return None
 
 
 def serve(text: str) -> None:
@@ -84,6 +109,8 @@ def _namespace() -> dict[str, Any]:
 def _resolve(ref: dict) -> Any:
     if ref[wire.REF] == "handle":
         value = _handles[ref["id"]]
+    elif ref[wire.REF] == "locked":
+        value = _locked_function(ref["name"], ref["sources"])
     else:
         namespace = _namespace()
         if ref["name"] not in namespace:
@@ -92,6 +119,18 @@ def _resolve(ref: dict) -> Any:
     for attribute in ref.get("path", ()):
         value = getattr(value, attribute)
     return value
+
+
+def _locked_function(name: str, sources: list[str]) -> Any:
+    """The locked cells' function ``name`` as the instructor wrote it: the locked cells' functions
+    (visible code, sent by the checker) defined afresh over a copy of the notebook's names, so that
+    a redefinition in the notebook changes nothing."""
+    namespace = dict(_namespace())
+    for source in sources:
+        if source not in _compiled:
+            _compiled[source] = compile(source, "<locked cell>", "exec")
+        exec(_compiled[source], namespace)  # noqa: S102 - visible code of the locked cells
+    return namespace[name]
 
 
 def _imported(value: Any, passed: list) -> Any:
@@ -109,6 +148,11 @@ def _imported(value: Any, passed: list) -> Any:
             module = torch.load(io.BytesIO(value["data"].numpy().tobytes()), weights_only=False)
             passed.append(module)
             return module
+        if kind == "fake":
+            if value["id"] not in _fakes:
+                wraps = None if value["wraps"] is None else _imported(value["wraps"], passed)
+                _fakes[value["id"]] = _Fake(value, wraps)
+            return _fakes[value["id"]]
         if kind is not None:
             return _resolve(value)
         return {key: _imported(item, passed) for key, item in value.items()}
@@ -129,13 +173,16 @@ def _handle(value: Any) -> dict:
     if number is None or _handles.get(number) is not value:
         number = len(_handles) + 1
         _handles[number], _handle_of[id(value)] = value, number
-    return {wire.REF: "handle", "id": number, "type": type(value).__qualname__}
+    kind = type(value)
+    return {wire.REF: "handle", "id": number, "type": kind.__qualname__,
+            "class": f"{kind.__module__}:{kind.__qualname__}"}
 
 
-def _exported(value: Any, where: str = "the result") -> Any:
-    """``value`` as plain data: an ``nn.Module`` (or an object already behind a handle) becomes a
-    handle, a parameter a tensor, an ordered dict a dict, a named tuple a tuple; anything else
-    that is not plain raises :class:`~coursetools.wire.NotPlainData` naming its type."""
+def _exported(value: Any, where: str = "the result", strict: bool = True) -> Any:
+    """``value`` as plain data: an ``nn.Module``, a function (or an object already behind a handle)
+    becomes a handle, a parameter a tensor, an ordered dict a dict, a named tuple a tuple; anything
+    else that is not plain raises :class:`~coursetools.wire.NotPlainData` naming its type, unless
+    not ``strict`` (what a method, a constructor or a locked function returns): a handle too."""
     kind = type(value)
     if isinstance(value, torch.Tensor):
         if kind is torch.nn.Parameter:
@@ -143,14 +190,20 @@ def _exported(value: Any, where: str = "the result") -> Any:
         if kind is not torch.Tensor:
             raise wire.NotPlainData(f"{where} is a {kind.__qualname__} (a Tensor subclass): return a plain tensor")
         return value
-    if isinstance(value, _Module) or id(value) in _handle_of:
+    if isinstance(value, _Module) or id(value) in _handle_of or (callable(value) and not isinstance(value, type)):
         return _handle(value)
     if kind in (tuple, list) or (isinstance(value, tuple) and hasattr(value, "_fields")):
-        return (list if kind is list else tuple)(_exported(item, f"{where}[{i}]") for i, item in enumerate(value))
+        return (list if kind is list else tuple)(_exported(item, f"{where}[{i}]", strict)
+                                                 for i, item in enumerate(value))
     if kind in (dict, OrderedDict):
-        return {_exported(key, f"a key of {where}"): _exported(item, f"{where}[{key!r}]")
+        return {_exported(key, f"a key of {where}"): _exported(item, f"{where}[{key!r}]", strict)
                 for key, item in value.items()}
-    wire.check_plain(value, where)
+    try:
+        wire.check_plain(value, where)
+    except wire.NotPlainData:
+        if strict:
+            raise
+        return _handle(value)
     return value
 
 
@@ -218,7 +271,8 @@ def _call(request: dict) -> dict:
     verify_untampered()
     if request.get("new"):
         return {"value": _handle(result), "passed": _states(passed)}
-    value = _exported(result)
+    target = request["target"]
+    value = _exported(result, strict=target[wire.REF] == "name" and not target.get("path"))
     outputs = wire.tensors_in(value)
     reply = {"value": wire.replace_tensors(value, [t.detach() for t in outputs]), "passed": _states(passed)}
     if request["grad"]:
@@ -240,6 +294,11 @@ def _backward(request: dict) -> list:
     return [None if g is None else _exported(g.detach()) for g in grads]
 
 
+def _calls(request: dict) -> list:
+    fake = _fakes.get(request["id"])
+    return [] if fake is None else [_exported(call, "a call's arguments", strict=False) for call in fake.calls]
+
+
 def _isinstance(request: dict) -> bool:
     return isinstance(_resolve(request["target"]), _resolve(request["cls"]))
 
@@ -252,7 +311,8 @@ def _reset(request: dict) -> None:
     _handles.clear()
     _handle_of.clear()
     _graphs.clear()
+    _fakes.clear()
 
 
 _OPS = {"lookup": _lookup, "getattr": _getattr, "backward": _backward, "verify": _verify, "isinstance": _isinstance,
-        "reset": _reset}
+        "calls": _calls, "reset": _reset}

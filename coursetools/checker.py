@@ -104,6 +104,9 @@ class KernelRef:
     def __setattr__(self, name: str, value: Any) -> None:
         raise TypeError(f"the tests cannot set {name} on {self!r}: it lives in the notebook's kernel")
 
+    def __bool__(self) -> bool:
+        raise TypeError(f"{self!r} lives in the notebook's kernel: the tests cannot take its truth value")
+
     def __repr__(self) -> str:
         where = self._ref.get("name") or f"{self._ref.get('type', 'object')} #{self._ref['id']}"
         return f"<notebook {'.'.join([where, *self._ref.get('path', ())])}>"
@@ -123,9 +126,23 @@ class KernelClass(KernelRef):
 
 
 class Handle(KernelRef):
-    """An object kept in the kernel (a student's module): call it, read its attributes, call its methods."""
+    """An object kept in the kernel (a student's module): call it, read its attributes, call its methods.
+
+    ``isinstance(handle, C)`` holds for a class ``C`` of torch or transformer_lib when the kernel's
+    object says it is one (its class, by module and name, is ``C`` or a subclass of it)."""
 
     __slots__ = ()
+
+    @property
+    def __class__(self) -> type:
+        module, _, name = self._ref.get("class", "").rpartition(":")
+        if module.split(".")[0] in _LIBRARIES and module in sys.modules:
+            found = sys.modules[module]
+            for part in name.split("."):
+                found = getattr(found, part, None)
+            if isinstance(found, type):
+                return found
+        return Handle
 
     def __iter__(self) -> Iterator[Any]:
         raise TypeError(f"{self!r} lives in the notebook's kernel: iterate over a method's result instead")
@@ -170,6 +187,57 @@ class _Rules:
         """:func:`coursetools.tamper.refuse`, applied in the kernel around each call inside the block."""
         names = [names] if isinstance(names, str) else list(names)
         return self.active({"kind": "refuse", "owner": _qualified(owner), "names": names, "message": message})
+
+
+class LockedFunction:
+    """A function of the locked cells: run here, unless an argument lives in the kernel (a handle, a
+    function of the notebook): then in the kernel, defined afresh from the locked cells' source
+    (visible code), so that what it does with the kernel's objects happens where they are."""
+
+    def __init__(self, checker: "Checker", name: str, function: Callable[..., Any]):
+        self.checker, self.name, self.function = checker, name, function
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not _holds_kernel_objects([args, kwargs]):
+            return self.function(*args, **kwargs)
+        return self.checker.call(self.ref(), args, kwargs)
+
+    def ref(self) -> dict:
+        return {wire.REF: "locked", "name": self.name, "sources": list(self.checker.locked_sources)}
+
+
+def _holds_kernel_objects(value: Any) -> bool:
+    if isinstance(value, (KernelRef, Fake)):
+        return True
+    if type(value) in (tuple, list):
+        return any(_holds_kernel_objects(v) for v in value)
+    if type(value) is dict:
+        return any(_holds_kernel_objects(v) for v in value.values())
+    return False
+
+
+class Fake:
+    """A function that hidden tests hand to student code, run in the kernel (the kernel cannot call
+    the checker back), with the parameters ``names``: each call's arguments are recorded by name
+    (:attr:`calls`), and it returns a copy of ``answers[tuple(the arguments named in key)]``, what
+    ``wraps`` (a function of the notebook, a handle) returns, or None (a hook that records what it
+    sees). ``answers`` is plain data, built by the test; student code sees it as it would see the
+    answers of the function it stands for."""
+
+    _count = 0
+
+    def __init__(self, names: tuple[str, ...], answers: dict | None = None, key: tuple[str, ...] = (),
+                 wraps: Any = None):
+        Fake._count += 1
+        self.id, self.names, self.answers, self.key, self.wraps = Fake._count, list(names), answers, list(key), wraps
+        self.checker: Checker | None = None
+
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        """The arguments of each call so far (plain data; the kernel's objects as handles)."""
+        if self.checker is None:
+            return []
+        return self.checker._incoming(self.checker.request("calls", id=self.id)["value"])
 
 
 class KernelContext:
@@ -247,6 +315,7 @@ class Checker:
         self.own: set[str] = set()  # names bound by the instructor's code, here
         self.kernel_names: set[str] = set()  # names looked up in the kernel
         self.wanted: set[str] = set()  # free names of the locked functions executed here
+        self.locked_sources: list[str] = []  # the locked functions, for the kernel (LockedFunction)
 
     # -- the locked cells ---------------------------------------------------------------------
 
@@ -267,6 +336,10 @@ class Checker:
                     exec(compile(code, "<locked cell>", "exec"), self.namespace)  # noqa: S102 - the instructor's code
                 except Exception:  # noqa: BLE001 - it needs a value of the kernel: looked up there instead
                     continue
+                if isinstance(statement, ast.FunctionDef):
+                    self.locked_sources.append(ast.unparse(statement))
+                    self.namespace[statement.name] = LockedFunction(self, statement.name,
+                                                                    self.namespace[statement.name])
                 bound, free = _names(ast.unparse(statement))
                 self.own |= bound
                 self.kernel_names -= bound
@@ -386,6 +459,13 @@ class Checker:
         ``passed``: its state after the call is copied back (:func:`_copy_back`)."""
         if isinstance(value, KernelRef):
             return value._ref
+        if isinstance(value, LockedFunction):
+            return value.ref()
+        if isinstance(value, Fake):
+            value.checker = self
+            wraps = None if value.wraps is None else self._outgoing(value.wraps, passed, where)
+            return {wire.REF: "fake", "id": value.id, "names": value.names, "key": value.key, "wraps": wraps,
+                    "answers": self._outgoing(value.answers, passed, where)}
         if isinstance(value, torch.Generator):
             passed.append(value)
             return {wire.REF: "generator", "state": value.get_state()}
