@@ -32,6 +32,7 @@ import contextlib
 import copy
 import importlib
 import io
+import pickle
 import types
 from collections import OrderedDict
 from typing import Any
@@ -41,6 +42,7 @@ from IPython import get_ipython
 from IPython.display import publish_display_data
 
 from coursetools import wire
+from coursetools.checker_names import LOCKED_MODULE
 from coursetools.tamper import TamperingError, forbid, refuse, verify_untampered
 
 _autograd_grad = torch.autograd.grad
@@ -70,11 +72,11 @@ class _Fake:
             raise TypeError(f"this function takes ({', '.join(self.names)}), got {len(args)} positional "
                             f"arguments and {sorted(kwargs)}")
         bound = {**dict(zip(self.names, args)), **kwargs}
-        self.calls.append(bound)
+        self.calls.append({k: v.get_state() if isinstance(v, torch.Generator) else v for k, v in bound.items()})
         if self.wraps is not None:
             return self.wraps(*args, **kwargs)
         if self.answers is not None:
-            return copy.deepcopy(self.answers[tuple(bound[name] for name in self.key)])
+            return copy.deepcopy(self.answers[tuple(_path(bound, name) for name in self.key)])
         return None
 
 
@@ -121,16 +123,38 @@ def _resolve(ref: dict) -> Any:
     return value
 
 
+def _path(bound: dict, name: str) -> Any:
+    """``bound["a"].b.c`` for the name ``"a.b.c"``."""
+    first, *rest = name.split(".")
+    value = bound[first]
+    for attribute in rest:
+        value = getattr(value, attribute)
+    return value
+
+
 def _locked_function(name: str, sources: list[str]) -> Any:
-    """The locked cells' function ``name`` as the instructor wrote it: the locked cells' functions
-    (visible code, sent by the checker) defined afresh over a copy of the notebook's names, so that
-    a redefinition in the notebook changes nothing."""
+    """The locked cells' function or class ``name`` as the instructor wrote it: the locked cells'
+    functions and classes (visible code, sent by the checker) defined afresh over a copy of the
+    notebook's names, so that a redefinition in the notebook changes nothing."""
     namespace = dict(_namespace())
     for source in sources:
         if source not in _compiled:
             _compiled[source] = compile(source, "<locked cell>", "exec")
         exec(_compiled[source], namespace)  # noqa: S102 - visible code of the locked cells
     return namespace[name]
+
+
+class _Unpickler(pickle.Unpickler):
+    """Unpickles what the checker passes by value; a locked cell's class is defined afresh."""
+
+    def __init__(self, file: io.BytesIO, sources: list[str]) -> None:
+        super().__init__(file)
+        self.sources = sources
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module.startswith(LOCKED_MODULE):
+            return _locked_function(name, self.sources)
+        return super().find_class(module, name)
 
 
 def _imported(value: Any, passed: list) -> Any:
@@ -144,14 +168,14 @@ def _imported(value: Any, passed: list) -> Any:
             generator.set_state(value["state"])
             passed.append(generator)
             return generator
-        if kind == "module":  # pickled by the checker (trusted): a class of torch or transformer_lib
-            module = torch.load(io.BytesIO(value["data"].numpy().tobytes()), weights_only=False)
-            passed.append(module)
-            return module
+        if kind == "pickled":  # by the checker (trusted): a library module, a locked class's instance
+            found = _Unpickler(io.BytesIO(value["data"].numpy().tobytes()), value["sources"]).load()
+            passed.append(found)
+            return found
         if kind == "fake":
             if value["id"] not in _fakes:
                 wraps = None if value["wraps"] is None else _imported(value["wraps"], passed)
-                _fakes[value["id"]] = _Fake(value, wraps)
+                _fakes[value["id"]] = _Fake({**value, "answers": _imported(value["answers"], passed)}, wraps)
             return _fakes[value["id"]]
         if kind is not None:
             return _resolve(value)
@@ -165,7 +189,7 @@ def _states(passed: list) -> list:
     """What the checker copies back into the objects it passed by value after a call."""
     return [p.get_state() if isinstance(p, torch.Generator)
             else {k: v.detach() for k, v in _exported(dict(p.state_dict()), "a module's state").items()}
-            for p in passed]
+            if isinstance(p, _Module) else None for p in passed]
 
 
 def _handle(value: Any) -> dict:
@@ -241,7 +265,24 @@ def _rule(rule: dict) -> contextlib.AbstractContextManager:
         return forbid(*(_qualified(target) for target in rule["targets"]))
     if rule["kind"] == "refuse":
         return refuse(_qualified(rule["owner"]), tuple(rule["names"]), rule["message"])
+    if rule["kind"] == "substitute":
+        return _substituted(rule["name"], _imported(rule["value"], []))
     return _namespace()[rule["name"]]()  # "enter": a context manager the locked cells define
+
+
+@contextlib.contextmanager
+def _substituted(name: str, value: Any) -> Any:
+    namespace = _namespace()
+    missing = object()
+    saved = namespace.get(name, missing)
+    namespace[name] = value
+    try:
+        yield
+    finally:
+        if saved is missing:
+            namespace.pop(name, None)
+        else:
+            namespace[name] = saved
 
 
 def _qualified(ref: dict) -> Any:

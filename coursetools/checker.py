@@ -36,8 +36,8 @@ import ast
 import builtins
 import contextlib
 import importlib
-import io
 import numbers
+import pickle
 import symtable
 import sys
 import textwrap
@@ -51,6 +51,7 @@ import torch
 from IPython.core.inputtransformer2 import TransformerManager
 
 from coursetools import checks, wire
+from coursetools.checker_names import LOCKED_MODULE
 from coursetools.hidden import parse_blocks
 from coursetools.tamper import TamperingError
 
@@ -207,7 +208,7 @@ class LockedFunction:
 
 
 def _holds_kernel_objects(value: Any) -> bool:
-    if isinstance(value, (KernelRef, Fake)):
+    if isinstance(value, (KernelRef, Fake)) or (isinstance(value, torch.nn.Module) and _by_value(value)):
         return True
     if type(value) in (tuple, list):
         return any(_holds_kernel_objects(v) for v in value)
@@ -219,7 +220,8 @@ def _holds_kernel_objects(value: Any) -> bool:
 class Fake:
     """A function that hidden tests hand to student code, run in the kernel (the kernel cannot call
     the checker back), with the parameters ``names``: each call's arguments are recorded by name
-    (:attr:`calls`), and it returns a copy of ``answers[tuple(the arguments named in key)]``, what
+    (:attr:`calls`; a generator as its state), and it returns a copy of ``answers[tuple(the
+    arguments named in key)]`` (a name may read an attribute: ``"mha.tag"``), what
     ``wraps`` (a function of the notebook, a handle) returns, or None (a hook that records what it
     sees). ``answers`` is plain data, built by the test; student code sees it as it would see the
     answers of the function it stands for."""
@@ -298,6 +300,8 @@ class Checker:
     is when the current cell's time is up.
     """
 
+    _count = 0
+
     def __init__(self, run_in_kernel: Callable[[str], list[dict]]):
         self.run_in_kernel = run_in_kernel
         self.rules = _Rules()
@@ -305,17 +309,32 @@ class Checker:
         checks_module = _checks_module(self)
         real_import = builtins.__import__
 
+        tools_module = types.ModuleType("coursetools.checker")
+        tools_module.Fake, tools_module.substitute = Fake, self.substitute
+
         def checker_import(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
-            if name == "coursetools.checks" and fromlist:
-                return checks_module
+            if name in ("coursetools.checks", "coursetools.checker") and fromlist:
+                return checks_module if name == "coursetools.checks" else tools_module
             return real_import(name, globals, locals, fromlist, level)
 
+        # the locked cells' classes live in a module of their own, so that their instances pickle
+        Checker._count += 1
+        self.module = types.ModuleType(f"{LOCKED_MODULE}{Checker._count}")
+        sys.modules[self.module.__name__] = self.module
         own_builtins = dict(vars(builtins), __import__=checker_import)
-        self.namespace: dict[str, Any] = {"__builtins__": own_builtins, "__name__": "__hidden_tests__"}
+        self.namespace: dict[str, Any] = {"__builtins__": own_builtins, "__name__": self.module.__name__}
         self.own: set[str] = set()  # names bound by the instructor's code, here
         self.kernel_names: set[str] = set()  # names looked up in the kernel
         self.wanted: set[str] = set()  # free names of the locked functions executed here
         self.locked_sources: list[str] = []  # the locked functions, for the kernel (LockedFunction)
+        self.fakes_sent: set[int] = set()  # the fakes the kernel holds (until the block ends)
+        torch.set_num_threads(1)  # as the notebooks' kernels: tiny tensors, and graders share machines
+
+    def substitute(self, name: str, value: Any) -> contextlib.AbstractContextManager:
+        """While the block runs, the notebook's ``name`` is ``value`` (a :class:`Fake`, plain data) in
+        the kernel, during every call made inside it: for student code that calls a name of the
+        notebook, a stand-in that knows nothing of the student's other answers."""
+        return self.rules.active({"kind": "substitute", "name": name, "value": self._outgoing(value, [])})
 
     # -- the locked cells ---------------------------------------------------------------------
 
@@ -326,18 +345,18 @@ class Checker:
             if isinstance(statement, ast.FunctionDef) and any(_is_contextmanager(d) for d in statement.decorator_list):
                 self.namespace[statement.name] = KernelContext(self.rules, statement.name)
                 self.own.add(statement.name)
-            elif isinstance(statement, ast.ClassDef):
-                self.own.discard(statement.name)
-                self.kernel_names.add(statement.name)
-                self.wanted.add(statement.name)
-            elif isinstance(statement, (ast.Import, ast.ImportFrom, ast.FunctionDef)) or self._is_constant(statement):
+            elif isinstance(statement, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)) or \
+                    self._is_constant(statement):
                 code = ast.Module(body=[statement], type_ignores=[])
                 try:
                     exec(compile(code, "<locked cell>", "exec"), self.namespace)  # noqa: S102 - the instructor's code
                 except Exception:  # noqa: BLE001 - it needs a value of the kernel: looked up there instead
                     continue
-                if isinstance(statement, ast.FunctionDef):
+                if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
                     self.locked_sources.append(ast.unparse(statement))
+                if isinstance(statement, ast.ClassDef):
+                    setattr(self.module, statement.name, self.namespace[statement.name])
+                if isinstance(statement, ast.FunctionDef):
                     self.namespace[statement.name] = LockedFunction(self, statement.name,
                                                                     self.namespace[statement.name])
                 bound, free = _names(ast.unparse(statement))
@@ -370,6 +389,7 @@ class Checker:
             exec(compile(source, "<hidden tests>", "exec"), self.namespace)  # noqa: S102 - the instructor's code
         finally:
             self.rules.stack.clear()
+            self.fakes_sent.clear()
             with contextlib.suppress(Exception):
                 self.request("reset")
 
@@ -454,26 +474,31 @@ class Checker:
     def _outgoing(self, value: Any, passed: list, where: str = "an argument") -> Any:
         """A value of the tests as plain data for the kernel (tensors detached, keeping requires_grad).
 
-        A ``torch.Generator`` or a module of torch or transformer_lib is passed by value (its state;
-        the module pickled: the kernel may unpickle what the checker sends) and appended to
-        ``passed``: its state after the call is copied back (:func:`_copy_back`)."""
+        A ``torch.Generator``, a module of torch or transformer_lib, or an instance of a class of the
+        locked cells is passed by value (a generator's state; the others pickled: the kernel may
+        unpickle what the checker sends, and it defines the locked cells' classes afresh from their
+        visible source) and appended to ``passed``: a generator's or a module's state after the call
+        is copied back (:func:`_copy_back`). A hidden block's own objects cannot go."""
         if isinstance(value, KernelRef):
             return value._ref
         if isinstance(value, LockedFunction):
             return value.ref()
         if isinstance(value, Fake):
             value.checker = self
+            if value.id in self.fakes_sent:  # the kernel has it
+                return {wire.REF: "fake", "id": value.id}
+            self.fakes_sent.add(value.id)
             wraps = None if value.wraps is None else self._outgoing(value.wraps, passed, where)
             return {wire.REF: "fake", "id": value.id, "names": value.names, "key": value.key, "wraps": wraps,
                     "answers": self._outgoing(value.answers, passed, where)}
         if isinstance(value, torch.Generator):
             passed.append(value)
             return {wire.REF: "generator", "state": value.get_state()}
-        if isinstance(value, torch.nn.Module) and type(value).__module__.split(".")[0] in _LIBRARIES:
+        if _by_value(value):
             passed.append(value)
-            buffer = io.BytesIO()
-            torch.save(value, buffer)
-            return {wire.REF: "module", "data": torch.frombuffer(bytearray(buffer.getvalue()), dtype=torch.uint8)}
+            data = pickle.dumps(value)
+            return {wire.REF: "pickled", "data": torch.frombuffer(bytearray(data), dtype=torch.uint8),
+                    "sources": list(self.locked_sources)}
         if isinstance(value, torch.Tensor):
             if type(value) not in (torch.Tensor, torch.nn.Parameter):
                 raise TypeError(f"{where} is a {type(value).__name__}: only plain tensors go to the notebook")
@@ -506,6 +531,14 @@ _MISSING = object()
 _LIBRARIES = ("torch", "transformer_lib")  # whose modules a hidden test may pass to student code
 
 
+def _by_value(value: Any) -> bool:
+    """Whether ``value`` goes to the kernel pickled: a module of torch or transformer_lib, or an
+    instance of a locked cell's class."""
+    module = type(value).__module__
+    return (isinstance(value, torch.nn.Module) and module.split(".")[0] in _LIBRARIES) or \
+        module.startswith(LOCKED_MODULE)
+
+
 def _copy_back(passed: list, reply: dict) -> None:
     """Give the objects passed by value the states the kernel left them in (a generator that drew
     numbers moves on; a module the student changed in place is changed here too)."""
@@ -516,7 +549,7 @@ def _copy_back(passed: list, reply: dict) -> None:
         try:
             if isinstance(original, torch.Generator):
                 original.set_state(state)
-            else:
+            elif isinstance(original, torch.nn.Module):
                 with torch.no_grad():
                     original.load_state_dict(state)
         except (RuntimeError, TypeError, KeyError) as error:
