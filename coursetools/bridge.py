@@ -97,6 +97,8 @@ def _describe_error(error: BaseException) -> list[str]:
     """[the builtin exception class it is an instance of, its own class name, its message]."""
     if isinstance(error, TamperingError):
         base = "TamperingError"
+    elif isinstance(error, wire.NotPlainData):  # a result that cannot cross: a failed check
+        return ["AssertionError", "AssertionError", str(error)[:2000]]
     else:
         base = next((k.__name__ for k in type(error).__mro__ if vars(builtins).get(k.__name__) is k), "Exception")
     return [base, type(error).__qualname__, str(error)[:2000]]
