@@ -183,7 +183,7 @@ def test_a_hidden_block_runs_in_the_checker(kernel):
     test = "assert_equal(double(2), 4)\n### BEGIN HIDDEN TESTS\n" + HIDDEN + "### END HIDDEN TESTS\n"
     outcome = kernel.run(test, locked=True)
     assert outcome.passed, outcome.reason
-    history = kernel.run("assert 'SECRET_MARK_' + '12345' not in str(In) + str(globals()), 'a hidden line in the kernel'")
+    history = kernel.run("assert 'SECRET_MARK_' + '12345' not in str(In) + str(globals()), 'hidden line in kernel'")
     assert history.passed, history.reason
 
 
