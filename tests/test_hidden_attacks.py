@@ -82,6 +82,17 @@ def _grab():
         _LOOT.extend(_texts())
 
 
+def _corrupt(value, tensor):
+    """``value`` with each tensor replaced by ``tensor(it)`` and each float moved: a wrong answer."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(_corrupt(v, tensor) for v in value)
+    if isinstance(value, dict):
+        return {k: _corrupt(v, tensor) for k, v in value.items()}
+    if type(value).__name__ == "Tensor":
+        return tensor(value)
+    return value + 1.0 if isinstance(value, float) else value
+
+
 def _hijack(default):
     """A reference or expected value found in the callers' frames, else ``default``."""
     for frame in _inspect.stack()[2:]:
@@ -201,15 +212,13 @@ def submissions(solution: nbformat.NotebookNode) -> dict[str, nbformat.NotebookN
         "always_equal": wrap_answers(solution, EVIL_CLASSES + "if _called_by_tests():\n"
                                                "    return _AlwaysEqual()\n" + honest),
         "tensor_subclass": wrap_answers(solution, EVIL_CLASSES + "if _called_by_tests():\n"
-                                                  "    _r = _model(*args, **kwargs)\n"
-                                                  "    if isinstance(_r, _torch.Tensor):\n"
-                                                  "        return (_r * 0 + 1).as_subclass(_Liar)\n" + honest),
+                                                  "    return _corrupt(_model(*args, **kwargs), "
+                                                  "lambda t: (t * 0 + 1).as_subclass(_Liar))\n" + honest),
         "pickle_result": wrap_answers(solution, EVIL_CLASSES + "if _called_by_tests():\n"
                                                 "    return _Payload()\n" + honest),
         "pickle_reply": first(wrap_answers(solution, honest), EVIL_CLASSES + PICKLE_REPLY),
         "patches_comparisons": wrap_answers(solution, "if _called_by_tests():\n" + PATCH_COMPARISONS.replace(
-            "\n", "\n    ") + "\n    _r = _model(*args, **kwargs)\n"
-            "    return _r + 1 if isinstance(_r, _torch.Tensor) else _r\n" + honest),
+            "\n", "\n    ") + "\n    return _corrupt(_model(*args, **kwargs), lambda t: t + 1)\n" + honest),
     }
 
 
@@ -231,6 +240,17 @@ def decoded_views(text: str) -> list[str]:
         except zlib.error:
             pass
     return views
+
+
+DISTINCTIVE = 30  # a hidden line this long is looked for inside longer lines too
+
+
+def quoted(text: str, secret: set[str]) -> set[str]:
+    """The ``secret`` lines that ``text`` holds as lines of its own (stripped), or anywhere when
+    they are long enough not to be part of ordinary code (``_mask = None`` is inside
+    ``attn_mask = None`` of torch's source, which the kernel may well print)."""
+    lines = {line.strip() for line in text.splitlines()}
+    return {line for line in secret if line in lines or (len(line) >= DISTINCTIVE and line in text)}
 
 
 def secret_hidden_lines(source: Path) -> set[str]:
@@ -297,7 +317,7 @@ def test_feedback_holds_no_hidden_line_in_any_encoding(graded, student):
     page = copy_.course.feedback_page(copy_.assignment, student)
     assert page.is_file(), f"{student}: no feedback page (withheld for a leak?)"
     views = decoded_views(page.read_text(encoding="utf-8"))
-    leaked = sorted({line for line in secret for view in views if line in view})
+    leaked = sorted({line for view in views for line in quoted(view, secret)})
     assert not leaked, f"{student}'s feedback holds hidden lines: {leaked[:3]}"
 
 
