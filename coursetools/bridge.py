@@ -299,7 +299,7 @@ def _qualified(ref: dict) -> Any:
 def _call(request: dict) -> dict:
     function = _resolve(request["target"])
     args, kwargs = request["args"], request["kwargs"]
-    leaves = [t for t in wire.tensors_in([args, kwargs]) if t.requires_grad] if request["grad"] else []
+    leaves = _leaves([args, kwargs]) if request["grad"] else []
     passed: list = []
     args, kwargs = _imported(args, passed), _imported(kwargs, passed)
     with contextlib.ExitStack() as stack:
@@ -323,6 +323,17 @@ def _call(request: dict) -> dict:
         reply["differentiable"] = [t.requires_grad for t in outputs]
         _graphs[reply["graph"]] = (leaves, outputs)
     return reply
+
+
+def _leaves(value: Any) -> list[torch.Tensor]:
+    """The tensors of a request's arguments that require grad (references left out), in order."""
+    if type(value) is torch.Tensor:
+        return [value] if value.requires_grad else []
+    if type(value) in (tuple, list):
+        return [t for item in value for t in _leaves(item)]
+    if type(value) is dict and wire.REF not in value:
+        return [t for item in value.values() for t in _leaves(item)]
+    return []
 
 
 def _backward(request: dict) -> list:

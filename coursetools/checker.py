@@ -449,7 +449,7 @@ class Checker:
         """Call the kernel's object ``ref`` with ``args`` and ``kwargs`` under the rules in force."""
         passed: list = []
         plain_args, plain_kwargs = self._outgoing(list(args), passed), self._outgoing(dict(kwargs), passed)
-        inputs = [t for t in wire.tensors_in([args, kwargs]) if t.requires_grad]
+        inputs = _grad_inputs([args, kwargs])
         grad = torch.is_grad_enabled() and bool(inputs) and not new
         fields = {"target": ref, "args": plain_args, "kwargs": plain_kwargs, "rules": list(self.rules.stack),
                   "grad": grad, "grad_enabled": torch.is_grad_enabled(), "new": new}
@@ -529,6 +529,18 @@ class Checker:
 
 _MISSING = object()
 _LIBRARIES = ("torch", "transformer_lib")  # whose modules a hidden test may pass to student code
+
+
+def _grad_inputs(value: Any) -> list[torch.Tensor]:
+    """The tensors of a call's arguments that require grad, in the order the kernel finds them
+    (:func:`coursetools.bridge._leaves`): the leaves of a differentiable call."""
+    if isinstance(value, torch.Tensor) and type(value) in (torch.Tensor, torch.nn.Parameter):
+        return [value] if value.requires_grad else []
+    if type(value) in (tuple, list):
+        return [t for item in value for t in _grad_inputs(item)]
+    if type(value) is dict:
+        return [t for item in value.values() for t in _grad_inputs(item)]
+    return []
 
 
 def _by_value(value: Any) -> bool:
