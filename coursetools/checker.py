@@ -9,15 +9,17 @@ reaches the kernel (nbclient in :mod:`coursetools.checked_execute`, ``jupyter_cl
 
 What a hidden block's names mean in the checker:
 
-* the locked cells' imports, functions, classes and constants (literals) are the instructor's,
-  executed here (:meth:`Checker.add_locked`) in the order of the notebook: a helper such as a
-  test's ``first_broken_rule`` is the one the test cell defines, whatever the notebook redefined;
-  constants are taken here when they are computed without a call from names bound here
-  (``PAD_ID, BOS_ID = 0, 1``; a tuple of torch functions); two kinds stay in the kernel, because
-  student code uses them there: classes (their instances must live where student code can take
-  them) and context managers (``@contextmanager`` functions, entered in the kernel around each
-  call made inside them); other values of locked cells (computed ones) are read from the kernel
-  like any student value, so a hidden test computes its expected values itself;
+* the locked cells' imports, functions and classes are the instructor's, executed here
+  (:meth:`Checker.add_locked`) in the order of the notebook: a helper such as a test's
+  ``first_broken_rule`` is the one the test cell defines, whatever the notebook redefined. A
+  locked function runs here, or in the kernel when it is given the kernel's objects (then
+  defined afresh there from its visible source, :class:`LockedFunction`); an instance of a
+  locked class goes to the kernel pickled, its class defined afresh there. A constant is taken
+  here when it is computed without a call from names bound here (``PAD_ID, BOS_ID = 0, 1``; a
+  tuple of torch functions); a ``@contextmanager`` function stays in the kernel (entered there
+  around each call made inside it). Other values of locked cells (computed ones: random draws,
+  a student's results) are read from the kernel like any student value, so a hidden test
+  computes its expected values itself;
 * every other free name is looked up in the kernel when the block starts: plain data becomes a
   copy, a function a :class:`KernelRef` (looked up again at each call), a class a
   :class:`KernelClass` (constructing one gives a :class:`Handle` to the object in the kernel).
