@@ -13,12 +13,14 @@ what a student's code can learn from them is the inputs its functions are called
   classes and modules are described; an ``nn.Module`` is kept behind a handle);
 * ``call``: call a name, a handle or an attribute path of either with arguments, under the
   rules the checker names (``forbid``/``refuse`` of :mod:`coursetools.tamper`, a context manager
-  the notebook's locked cells define), print output dropped, ``verify_untampered()`` after;
+  the notebook's locked cells define), print output dropped, ``verify_untampered()`` after (when
+  rules were applied; else at the block's ``reset``);
   with ``grad``, the call's tensor inputs that require grad are leaves and the graph is kept
   for ``backward``;
 * ``getattr``: an attribute of a handle or name, described as ``lookup`` does;
 * ``backward``: gradients of a kept call's inputs for given gradients of its outputs;
-* ``verify``: :func:`~coursetools.tamper.verify_untampered`; ``reset``: forget handles and graphs.
+* ``verify``: :func:`~coursetools.tamper.verify_untampered`; ``reset`` (the end of a hidden block):
+  the same, then forget handles, graphs and fakes.
 
 A student can replace this module in their kernel: that changes only the answers the checker
 receives, which it treats as untrusted data anyway (and the submission scan reports code that
@@ -311,7 +313,8 @@ def _call(request: dict) -> dict:
         result = function(*args, **kwargs)
         if isinstance(result, types.GeneratorType) and getattr(function, "__func__", None) in _MODULE_ITERATORS:
             result = list(result)  # model.parameters() and the like
-    verify_untampered()
+    if request["rules"]:  # the rules swapped functions in and out: check they are back (else at ``reset``)
+        verify_untampered()
     if request.get("new"):
         return {"value": _handle(result), "passed": _states(passed)}
     target = request["target"]
@@ -344,7 +347,6 @@ def _backward(request: dict) -> list:
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         grads = _autograd_grad([o for o, _ in pairs], leaves, [g for _, g in pairs], retain_graph=True,
                                allow_unused=True)
-    verify_untampered()
     return [None if g is None else _exported(g.detach()) for g in grads]
 
 
@@ -362,6 +364,7 @@ def _verify(request: dict) -> None:
 
 
 def _reset(request: dict) -> None:
+    verify_untampered()  # at the end of each hidden block (and after each call made under rules)
     _handles.clear()
     _handle_of.clear()
     _graphs.clear()
