@@ -47,6 +47,13 @@ c.ExecutePreprocessor.interrupt_on_timeout = True
 # (coursetools/sandbox.py says what and why). Without bwrap no kernel starts; `course grade
 # --unsafe-no-sandbox` swaps in jupyter_client's unconfined AsyncKernelManager.
 c.ExecutePreprocessor.kernel_manager_class = "coursetools.sandbox.ConfinedKernelManager"
+# Hidden tests run outside the student's kernel: each graded cell's visible part runs in the
+# kernel, its hidden block in a checker in the autograde process, which reaches the kernel only
+# through calls carrying plain data (coursetools/checker.py, coursetools/bridge.py).
+from nbgrader.converters.autograde import Autograde  # noqa: E402
+
+from coursetools.checked_execute import CheckedExecute  # noqa: E402
+
 # Anything on stderr (torch's UserWarnings, a student's print to stderr) would zero a test
 # cell. Errors are what fail a test, so stderr streams are dropped before grades are taken.
 c.IgnorePattern.enabled = True
@@ -61,7 +68,6 @@ c.LimitOutput.max_lines = 200
 c.LimitOutput.max_traceback = 30
 c.CapOutputBytes.max_bytes = 300_000
 
-from nbgrader.converters.autograde import Autograde  # noqa: E402
 from nbgrader.preprocessors import LimitOutput  # noqa: E402
 
 from coursetools.nbgrader_plugins import ExplainTimeouts  # noqa: E402
@@ -69,7 +75,9 @@ from coursetools.output_cap import CapOutputBytes, CappedKernelClient  # noqa: E
 
 c.ConfinedKernelManager.client_factory = CappedKernelClient
 # After execution: a cell stopped at the time limit says the limit and what to do; then the cap.
-_autograde = Autograde.class_traits()["autograde_preprocessors"].default()
+# Execute is replaced by CheckedExecute (hidden blocks in the checker, above).
+_autograde = [CheckedExecute if p.__name__ == "Execute" else p
+              for p in Autograde.class_traits()["autograde_preprocessors"].default()]
 _after_limit = _autograde.index(LimitOutput) + 1
 c.Autograde.autograde_preprocessors = [*_autograde[:_after_limit], ExplainTimeouts, CapOutputBytes,
                                        *_autograde[_after_limit:]]

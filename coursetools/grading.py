@@ -70,7 +70,7 @@ DEFAULT_NOTEBOOK_TIMEOUT = 180
 # fresh `python -m nbgrader`).
 _FORKSERVER = multiprocessing.get_context("forkserver")
 _FORKSERVER.set_forkserver_preload(["nbgrader.apps.nbgraderapp", "coursetools.nbgrader_plugins", "coursetools.sandbox",
-                                     "coursetools.grading"])
+                                     "coursetools.grading", "coursetools.checked_execute"])
 # One scan at a time: CPython 3.11's ast.parse is not thread-safe ("SystemError: AST constructor
 # recursion depth mismatch" when two students were scanned at once).
 _SCAN_LOCK = threading.Lock()

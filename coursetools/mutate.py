@@ -244,8 +244,8 @@ def run(assignment: str, only: list[str] | None = None, timeout: float = 20.0,
     results = []
     with KernelSession(course_root, timeout=timeout) as kernel:
         for answer in plan:
-            for code in [*answer.before, answer.source]:
-                outcome = kernel.run(code)
+            for code, locked in [*((c, True) for c in answer.before), (answer.source, False)]:
+                outcome = kernel.run(code, locked)
                 if not outcome.passed:
                     raise RuntimeError(f"{assignment}: the setup or solution before {answer.grade_id} failed: "
                                        f"{outcome.reason}")
@@ -258,13 +258,14 @@ def run(assignment: str, only: list[str] | None = None, timeout: float = 20.0,
 
 def _grade_mutants(kernel: KernelSession, answer: AnswerCell, skip: set[tuple[str, str]]) -> CellResult:
     for test_id, test in answer.tests:
-        outcome = kernel.run(test)
+        outcome = kernel.run(test, locked=True)
         if not outcome.passed:
             raise RuntimeError(f"the solution fails {test_id}: {outcome.reason}")
     killed, survivors = 0, []
     candidates = [m for m in mutants(answer.source) if (answer.grade_id, m.label) not in skip]
     for mutant in candidates:
-        if not kernel.run(mutant.source).passed or not all(kernel.run(test).passed for _, test in answer.tests):
+        if not kernel.run(mutant.source).passed or not all(kernel.run(test, locked=True).passed
+                                                           for _, test in answer.tests):
             killed += 1
         else:
             survivors.append(mutant.label)

@@ -9,7 +9,8 @@ nbclient's ``kernel_manager_class`` in ``nbgrader_config.py``) starts every kern
   the course's importable packages (:data:`COURSE_PACKAGES`), the system's ``/usr`` and
   ``/etc/ld.so.cache``;
 * read-write: a scratch folder outside the course holding a copy of the student's folder (its
-  notebook and working files) and the kernel's sockets, an empty ``/tmp`` and ``/dev/shm`` of
+  working files, not its notebooks: nbgrader runs the kernel in the folder of the autograded
+  notebook, whose test cells hold the hidden tests) and the kernel's sockets, an empty ``/tmp`` and ``/dev/shm`` of
   :attr:`Limits.tmp_bytes` each; a minimal ``/dev``; its own ``/proc``;
 * nothing else: no ``solutions/``, ``grading/``, other students, ``.git``, home folders,
   no environment variable of the grader's (``bwrap`` itself starts with :func:`box_environment`),
@@ -179,8 +180,8 @@ class ConfinedKernelManager(AsyncKernelManager):
         check_binary()
         self.kernel_spec.interrupt_mode = "message"
         source = kw.get("cwd")  # the student's folder, where nbclient would start the kernel
-        if source and Path(source).is_dir():
-            shutil.copytree(source, self._workdir, symlinks=True)
+        if source and Path(source).is_dir():  # without notebooks: the one graded holds the hidden tests
+            shutil.copytree(source, self._workdir, symlinks=True, ignore=shutil.ignore_patterns("*.ipynb"))
         else:
             self._workdir.mkdir()
         return await super()._async_pre_start_kernel(**kw)

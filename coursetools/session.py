@@ -5,7 +5,9 @@ the mutants of ``coursetools/mutate.py``) would pay for a kernel, ``import torch
 cells once per answer in an nbgrader round trip. A :class:`KernelSession` pays once: it runs the
 notebook's cells up to the exercises in one ``python3`` kernel, then each try is an answer cell
 run again with another source, the test cells after it, and the correct answer run again to
-restore the state. A cell *fails* as nbgrader scores it: it raised, or it wrote to stderr.
+restore the state. A cell *fails* as nbgrader scores it: it raised, or it wrote to stderr. As in
+grading, a test cell's hidden block runs in a :class:`~coursetools.checker.Checker`, not in the
+kernel, and locked cells (``run(code, locked=True)``) give the checker their definitions.
 
 :func:`notebook_plan` says which cells a try runs: the context (setup) cells, and for each answer
 cell the test cells that grade it (those after it, before the next answer cell).
@@ -14,6 +16,7 @@ cell the test cells that grade it (those after it, before the next answer cell).
 from __future__ import annotations
 
 import queue
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +24,7 @@ from jupyter_client.manager import start_new_kernel
 from nbformat import NotebookNode
 
 from coursetools.cells import is_autograded_test, nbgrader_meta
+from coursetools.checker import BRIDGE_IMPORT, Checker, CheckTimeout, split_hidden_block
 
 
 @dataclass
@@ -72,8 +76,51 @@ class KernelSession:
     def __init__(self, cwd: Path, timeout: float = 30.0):
         self.timeout = timeout
         self.manager, self.client = start_new_kernel(kernel_name="python3", cwd=str(cwd))
+        self.checker = Checker(self._run_in_kernel)
+        self._run_in_kernel(BRIDGE_IMPORT)
 
-    def run(self, code: str) -> Outcome:
+    def run(self, code: str, locked: bool = False) -> Outcome:
+        """Run a cell; ``locked``: a cell of the instructor's (setup, given code, a test), whose
+        definitions the checker takes and whose hidden block, if any, the checker runs."""
+        visible, hidden = split_hidden_block(code)
+        start = time.monotonic()
+        outcome = self._run_visible(visible if locked else code)
+        if locked:
+            self.checker.add_locked(visible)
+        if not (locked and outcome.passed and hidden.strip()):
+            return outcome
+        self.checker.deadline = start + self.timeout
+        try:
+            self.checker.run_hidden(hidden)
+        except CheckTimeout:
+            return Outcome(False, f"timed out after {self.timeout:g} s")
+        except Exception as error:  # noqa: BLE001 - a failed hidden check, reported as nbgrader shows it
+            return Outcome(False, f"{type(error).__name__}: {error}".strip())
+        finally:
+            self.checker.deadline = None
+        return Outcome(True)
+
+    def _run_in_kernel(self, code: str) -> list[dict]:
+        """Execute ``code`` without history; its outputs as nbformat dicts (a timeout: an interrupt)."""
+        outputs: list[dict] = []
+
+        def collect(message: dict) -> None:
+            kind, content = message["msg_type"], message["content"]
+            if kind in ("display_data", "error", "stream"):
+                outputs.append({"output_type": kind, **content})
+
+        left = self.timeout if self.checker.deadline is None else self.checker.deadline - time.monotonic()
+        if left <= 0:
+            raise CheckTimeout("the hidden tests ran past the cell's time limit")
+        try:
+            self.client.execute_interactive(code, store_history=False, timeout=left, output_hook=collect)
+        except (TimeoutError, queue.Empty):
+            self.manager.interrupt_kernel()
+            self._drain()
+            outputs.append({"output_type": "error", "ename": "KeyboardInterrupt", "evalue": ""})
+        return outputs
+
+    def _run_visible(self, code: str) -> Outcome:
         stderr: list[str] = []
 
         def collect(message: dict) -> None:

@@ -51,14 +51,15 @@ def graded_outcomes(assignment: str, notebook: nbformat.NotebookNode,
     outcomes: dict[str, list[bool]] = {}
     with KernelSession(REPO_ROOT) as kernel:
         for answer in notebook_plan(notebook):
-            for code in [*answer.before, model[answer.grade_id]]:
-                outcome = kernel.run(code)
+            for code, locked in [*((c, True) for c in answer.before), (model[answer.grade_id], False)]:
+                outcome = kernel.run(code, locked)
                 assert outcome.passed, f"{assignment}: a cell before {answer.grade_id} failed: {outcome.reason}"
-            failing = [f"{test_id}: {o.reason}" for test_id, test in answer.tests if not (o := kernel.run(test)).passed]
+            failing = [f"{test_id}: {o.reason}" for test_id, test in answer.tests
+                       if not (o := kernel.run(test, locked=True)).passed]
             assert not failing, f"{assignment}: the model answer {answer.grade_id} fails {failing}"
             for path in left.pop(answer.grade_id, []):
                 ran = kernel.run(path.read_text(encoding="utf-8")).passed
-                outcomes[path.name] = [ran and kernel.run(test).passed for _, test in answer.tests]
+                outcomes[path.name] = [ran and kernel.run(test, locked=True).passed for _, test in answer.tests]
                 kernel.run(model[answer.grade_id])
     assert not left, f"{assignment}: files that name no answer cell: {sorted(left)}"
     return outcomes

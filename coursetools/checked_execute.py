@@ -1,0 +1,97 @@
+"""nbgrader's ``Execute`` preprocessor with the hidden tests run outside the student's kernel.
+
+Set as nbgrader's autograde ``Execute`` step in ``nbgrader_config.py``. Before the notebook's first
+cell the kernel imports :mod:`coursetools.bridge`. Each graded cell's *visible* part (its source
+without the ``### BEGIN HIDDEN TESTS`` block) runs in the kernel; if it passed, the hidden block
+runs in a :class:`~coursetools.checker.Checker` in this process, whose calls into the kernel are
+throwaway cells executed through nbclient's own machinery (no history; the cell's time limit is
+shared by the visible part and every call of the hidden one; a dead kernel is a dead kernel). A
+failed hidden check becomes an ``error`` output of the cell (the check's message, never the
+hidden source), so nbgrader's scores, gradebook and feedback work unchanged. The autograded
+notebook, which only the instructor sees, keeps each cell's full source.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import nbformat
+from nbgrader.preprocessors import Execute
+
+from coursetools.cells import nbgrader_meta
+from coursetools.checker import BRIDGE_IMPORT, Checker, CheckTimeout, split_hidden_block
+
+
+def error_output(error: BaseException, timeout: float | None = None) -> nbformat.NotebookNode:
+    """A cell's ``error`` output for a failed hidden check: the exception's class and message only.
+    A check stopped at the time limit reads as a cell nbgrader interrupted (``KeyboardInterrupt``)."""
+    if isinstance(error, CheckTimeout):
+        name, message = "KeyboardInterrupt", f"{error} ({timeout:g} s)" if timeout else str(error)
+    else:
+        name, message = type(error).__name__, str(error)
+    return nbformat.v4.new_output("error", ename=name, evalue=message,
+                                  traceback=[f"{name}: {message}" if message else name])
+
+
+class CheckedExecute(Execute):
+    """``Execute``, with each graded cell's hidden block run in a checker (module docstring)."""
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._checker = None
+        return super().preprocess(nb, resources, km)
+
+    def preprocess_cell(self, cell, resources, index):
+        if self._checker is None:  # before any cell of the notebook, so before any student code
+            self._checker = Checker(lambda code: self._run_in_kernel(code, index))
+            self._run_in_kernel(BRIDGE_IMPORT, index)
+        if cell.cell_type != "code":
+            return super().preprocess_cell(cell, resources, index)
+        meta = nbgrader_meta(cell)
+        locked = meta.get("locked") and not meta.get("solution")
+        visible, hidden = split_hidden_block(cell.source)
+        if not (hidden.strip() and meta.get("grade")):
+            cell, resources = super().preprocess_cell(cell, resources, index)
+            if locked:
+                self._checker.add_locked(cell.source)
+            return cell, resources
+        full = cell.source
+        self._deadline = time.monotonic() + (self.timeout or math.inf)
+        cell.source = visible
+        try:
+            cell, resources = super().preprocess_cell(cell, resources, index)
+        finally:
+            cell.source = full
+        if locked:
+            self._checker.add_locked(visible)
+        if not any(output.output_type == "error" for output in cell.outputs):
+            self._run_hidden(cell, hidden)
+        self._deadline = None
+        return cell, resources
+
+    def _run_hidden(self, cell, hidden: str) -> None:
+        self._checker.deadline = self._deadline
+        try:
+            self._checker.run_hidden(hidden)
+        except Exception as error:  # noqa: BLE001 - every failed check is the cell's error
+            cell.outputs.append(error_output(error, self.timeout))
+        finally:
+            self._checker.deadline = None
+
+    def _run_in_kernel(self, code: str, index: int) -> list:
+        """Execute ``code`` in the kernel as a throwaway cell (no history) within the cell's time
+        left; return its outputs. The notebook's cell at ``index`` is left as it was."""
+        throwaway = nbformat.v4.new_code_cell(code)
+        kept, limit = self.nb.cells[index], self.timeout
+        deadline = getattr(self, "_deadline", None)
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise CheckTimeout("the hidden tests ran past the cell's time limit")
+            self.timeout = max(1, math.ceil(left))
+        try:
+            self.execute_cell(throwaway, index, store_history=False)
+        finally:
+            self.nb.cells[index] = kept
+            self.timeout = limit
+        return throwaway.outputs

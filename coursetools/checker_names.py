@@ -1,0 +1,4 @@
+"""Names the checker (grading process) and the bridge (student kernel) agree on, in a module that
+imports nothing: the kernel imports it without the checker's code."""
+
+LOCKED_MODULE = "__locked_cells_"  # the module of the locked cells' classes: checker ``__locked_cells_<n>``

@@ -1,0 +1,211 @@
+"""The checker that runs hidden tests outside the student's kernel, and the plain data it reads.
+
+The format (:mod:`coursetools.wire`) and the name analysis are tested without a kernel; the
+checker itself against a real ``python3`` kernel (:class:`~coursetools.session.KernelSession`,
+the path the wrong-answer tests and the mutants use; grading goes through nbgrader's ``Execute``
+with the same :class:`~coursetools.checker.Checker`).
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+
+import pytest
+import torch
+
+from coursetools import wire
+from coursetools.checker import _names, split_hidden_block
+from coursetools.layout import REPO_ROOT
+
+
+def test_plain_data_crosses_both_ways():
+    value = {"x": torch.arange(3.0), "n": [1, 2.5, True, None, "s"], "t": (torch.float64, torch.Size([2, 3]))}
+    back = wire.from_text(wire.to_text(value))
+    assert torch.equal(back["x"], value["x"]) and back["n"] == value["n"] and back["t"] == value["t"]
+
+
+@pytest.mark.parametrize("value, named", [
+    (torch.nn.Parameter(torch.zeros(2)), "Parameter"),
+    (torch.zeros(2).as_subclass(type("Liar", (torch.Tensor,), {})), "Liar"),
+    ({"a": object()}, "object"),
+    ((i for i in range(3)), "generator"),
+])
+def test_anything_else_is_refused_by_name(value, named):
+    with pytest.raises(wire.NotPlainData, match=named):
+        wire.encode(value)
+
+
+class Sub(torch.Tensor):
+    pass
+
+
+class Payload:
+    def __reduce__(self):
+        return (print, ("this ran",))
+
+
+def test_decoding_a_pickle_runs_nothing(capsys):
+    for data in (pickle.dumps(Payload()), pickle.dumps({"a": Payload()})):
+        with pytest.raises(wire.NotPlainData, match="not plain data"):
+            wire.decode(data)
+    buffer = io.BytesIO()
+    torch.save(torch.zeros(2).as_subclass(Sub), buffer)
+    with pytest.raises(wire.NotPlainData):
+        wire.decode(buffer.getvalue())
+    assert "this ran" not in capsys.readouterr().out
+
+
+def test_a_reply_that_is_not_base64_is_refused():
+    with pytest.raises(wire.NotPlainData, match="base64"):
+        wire.from_text("not base64 at all!")
+
+
+def test_free_names_include_the_functions_bodies():
+    bound, free = _names("import math\n_x = f(1)\ndef _g():\n    return h(_x) + math.pi\nclass _C:\n    y = k\n")
+    assert bound == {"math", "_x", "_g", "_C"}
+    assert free == {"f", "h", "k"}
+
+
+def test_split_hidden_block():
+    visible, hidden = split_hidden_block("a = 1\n### BEGIN HIDDEN TESTS\n  b = 2\n  c = 3\n### END HIDDEN TESTS\nd = 4")
+    assert visible == "a = 1\nd = 4" and hidden == "b = 2\nc = 3"
+
+
+# --- against a kernel ---------------------------------------------------------------------------
+
+SETUP = """
+import torch
+from coursetools.checks import assert_close, assert_equal, expect_raises, verify_untampered
+LIMIT = 3
+
+
+def helper(x):
+    return x * 2
+
+
+class Box:
+    def __init__(self, items):
+        self.items = list(items)
+"""
+
+STUDENT = """
+import torch
+
+
+def double(x):
+    print("printed by the student")
+    return x * 2
+
+
+def fails(kind):
+    raise {"value": ValueError, "index": IndexError, "custom": type("Custom", (Exception,), {})}[kind]("no")
+
+
+def evil():
+    class Always:
+        def __eq__(self, other):
+            return True
+    return Always()
+
+
+def count(box):
+    return len(box.items)
+
+
+def calls(f, x):
+    return f(x) + f(x)
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.linear(x)
+
+
+def uses_autograd(x):
+    x = x.clone().requires_grad_(True)
+    (g,) = torch.autograd.grad((x ** 2).sum(), x)
+    return g
+"""
+
+HIDDEN = r"""
+from coursetools.checker import Fake
+from coursetools.checks import assert_close, assert_equal, expect_raises, refuse
+assert_close(double(torch.ones(2)), torch.full((2,), 2.0))
+assert_equal(helper(3), 6)  # the locked cell's helper, run here
+assert_equal(LIMIT, 3)
+with expect_raises(ValueError, "fails('value')"):
+    fails("value")
+with expect_raises(IndexError, "fails('index')"):
+    fails("index")
+with expect_raises(Exception, "fails('custom')"):
+    fails("custom")
+_failed = False
+try:
+    evil()
+except AssertionError as error:
+    _failed = "Always" in str(error)
+assert _failed, "an object with its own __eq__ must be refused by name"
+assert_equal(count(Box([1, 2, 3])), 3)  # a locked class's instance, passed by value
+_net = Net()
+_x = torch.randn(4, 3, requires_grad=True)
+_out = _net(_x)
+(_grad,) = torch.autograd.grad(_out.sum(), _x)
+_w = _net.linear.weight
+assert_close(_grad, _w.sum(0).expand(4, 3))
+assert isinstance(_net.state_dict()["linear.weight"], torch.Tensor)
+_fake = Fake(("x",), wraps=double)
+assert_close(calls(_fake, torch.ones(1)), torch.full((1,), 4.0))
+assert len(_fake.calls) == 2
+with refuse(torch.autograd, "grad", "refused here"), expect_raises(RuntimeError, "autograd refused"):
+    uses_autograd(torch.ones(2))
+assert_close(uses_autograd(torch.ones(2)), torch.full((2,), 2.0))
+SECRET_MARK_12345 = 1
+"""
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    from coursetools.session import KernelSession
+
+    with KernelSession(REPO_ROOT, timeout=60) as session:
+        assert session.run(SETUP, locked=True).passed
+        assert session.run(STUDENT).passed
+        yield session
+
+
+@pytest.mark.slow
+def test_a_hidden_block_runs_in_the_checker(kernel):
+    test = "assert_equal(double(2), 4)\n### BEGIN HIDDEN TESTS\n" + HIDDEN + "### END HIDDEN TESTS\n"
+    outcome = kernel.run(test, locked=True)
+    assert outcome.passed, outcome.reason
+    history = kernel.run("assert 'SECRET_MARK_' + '12345' not in str(In) + str(globals()), 'hidden line in kernel'")
+    assert history.passed, history.reason
+
+
+@pytest.mark.slow
+def test_a_failed_hidden_check_fails_the_cell_with_its_message(kernel):
+    outcome = kernel.run("### BEGIN HIDDEN TESTS\nassert_equal(double(2), 5, name='double(2)')\n### END HIDDEN TESTS",
+                         locked=True)
+    assert not outcome.passed and "double(2) should be 5, got 4" in outcome.reason
+
+
+@pytest.mark.slow
+def test_a_visible_failure_skips_the_hidden_block(kernel):
+    outcome = kernel.run("assert False, 'visible'\n### BEGIN HIDDEN TESTS\nraise SystemError('hidden ran')\n"
+                         "### END HIDDEN TESTS", locked=True)
+    assert not outcome.passed and "visible" in outcome.reason
+
+
+@pytest.mark.slow
+def test_a_replaced_bridge_gives_no_points(kernel):
+    assert kernel.run("import coursetools.bridge as b\nb.serve = lambda text: None").passed
+    try:
+        outcome = kernel.run("### BEGIN HIDDEN TESTS\nassert_equal(double(2), 4)\n### END HIDDEN TESTS", locked=True)
+        assert not outcome.passed and "did not answer" in outcome.reason
+    finally:
+        kernel.run("import importlib\nimportlib.reload(b)")

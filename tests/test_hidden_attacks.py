@@ -1,0 +1,340 @@
+"""Hostile submissions that go after the hidden tests themselves, graded by the real pipeline.
+
+Hidden tests run in a checker outside the student's kernel (``coursetools/checker.py``); the
+kernel only answers calls with plain data. Each submission below tries to read the hidden tests
+(IPython's history, ``linecache``, ``inspect.stack()``, code objects found by ``gc``, callers'
+frames and globals, files) or to fool them (references found in callers' frames, an object whose
+``__eq__`` is always true, a Tensor subclass, a pickle payload as the reply, patched
+comparisons). Each must earn nothing beyond its honest part, and nothing a student receives (the
+feedback page) may hold a hidden line, plain or base64, hex or zlib-compressed. One more
+notebook dumps everything its kernel can reach, during a hidden check and after the last one,
+and the dump must hold no hidden line.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+import hashlib
+import re
+import zlib
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from coursetools.cli import main
+from coursetools.hidden import hidden_lines
+from coursetools.layout import REPO_ROOT
+from coursetools.sources import assignments
+
+from course_helpers import CourseCopy, answered, cells_of, public_lines, require_sandbox
+
+pytestmark = pytest.mark.slow
+ASSIGNMENTS = [a for a in ("ch04_self_attention",) if a in assignments(REPO_ROOT)]
+PAYLOAD_MARK = Path("/tmp/course-hidden-attack-payload-ran")
+
+# Defined first in the first answer cell: `_called_by_tests()` is True when a hidden check (or a
+# hidden test in the kernel, as before the checker) is the caller; `_each_text()` walks what it can reach.
+PRELUDE = r'''
+import base64 as _b64, gc as _gc, inspect as _inspect, linecache as _linecache, os as _os, sys as _sys, zlib as _zlib
+_LOOT = []
+
+
+def _called_by_tests():
+    return any("bridge" in f.filename or "hidden" in f.filename for f in _inspect.stack()[2:]) or _In_len() > 0
+
+
+def _In_len():
+    # before the checker, hidden tests ran in the kernel: a cell with a hidden line ran in `In`
+    return len([c for c in globals().get("_ih", []) if "BEGIN HIDDEN" in c or "_reference" in c])
+
+
+def _each_text():
+    """Every string this kernel can reach, one at a time (a list of them all runs out of memory)."""
+    yield "\n".join(globals().get("In", []))
+    yield "\n".join(globals().get("_ih", []))
+    yield str(globals().get("Out", ""))
+    for _, _, lines, _ in list(_linecache.cache.values()):
+        if isinstance(lines, list):
+            yield "".join(lines)
+    for frame in _inspect.stack():
+        yield "".join(frame.code_context or [])
+        for v in list(frame.frame.f_locals.values()) + list(frame.frame.f_globals.values()):
+            if isinstance(v, (str, list, tuple, dict)) and len(v) < 10_000:
+                yield repr(v)
+    for obj in _gc.get_objects():
+        if isinstance(obj, type(_each_text.__code__)):
+            yield from (c for c in obj.co_consts if isinstance(c, str))
+        elif isinstance(obj, dict):
+            yield from (v for v in list(obj.values()) if isinstance(v, str))
+        elif isinstance(obj, (list, tuple)):
+            yield from (v for v in list(obj) if isinstance(v, str))
+    for top in (_os.getcwd(), "/tmp"):
+        for root, _, files in _os.walk(top):
+            for name in files:
+                try:
+                    with open(_os.path.join(root, name), encoding="utf-8", errors="ignore") as handle:
+                        yield handle.read(2_000_000)
+                except OSError:
+                    pass
+    yield from (f"{k}={v}" for k, v in _os.environ.items())
+
+
+def _grab():
+    if not _LOOT:  # once: a walk of everything takes a while
+        _LOOT.extend(dict.fromkeys(t for t in _each_text() if len(t) < 1_000_000))
+
+
+def _corrupt(value, tensor):
+    """``value`` with each tensor replaced by ``tensor(it)`` and each float moved: a wrong answer."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(_corrupt(v, tensor) for v in value)
+    if isinstance(value, dict):
+        return {k: _corrupt(v, tensor) for k, v in value.items()}
+    if type(value).__name__ == "Tensor":
+        return tensor(value)
+    return value + 1.0 if isinstance(value, float) else value
+
+
+def _hijack(default):
+    """A reference or expected value found in the callers' frames, else ``default``."""
+    for frame in _inspect.stack()[2:]:
+        names = {**frame.frame.f_globals, **frame.frame.f_locals}
+        for name, value in names.items():
+            if any(k in name for k in ("ref", "want", "expected")) and not name.startswith("__"):
+                return value
+    return default
+'''
+
+# Appended to the notebook: prints what it reached, compressed and base64 (to the feedback).
+LAST_CELL = r'''
+print("HISTORY", _b64.b64encode("\n".join(In).encode()).decode())
+print("HEX", "\n".join(In).encode().hex())
+_seen, _size, _parts = set(), 0, []
+for _text in [*_LOOT, *_each_text()]:
+    if _text not in _seen and _size < 20_000_000:
+        _seen.add(_text)
+        _parts.append(_text[:200_000])
+        _size += len(_parts[-1])
+print("LOOT", _b64.b64encode(_zlib.compress("\n".join(_parts).encode("utf-8", "ignore"))).decode())
+'''
+
+# Checks every string the kernel reached against the hashes of the hidden lines (filled in).
+DUMP_CELL = r'''
+import hashlib as _hashlib
+_SECRET = set(%r)
+_seen = set()
+for _text in [*_LOOT, *_each_text()]:
+    for _line in str(_text).splitlines():
+        _digest = _hashlib.sha256(_line.strip().encode()).hexdigest()
+        if _digest in _SECRET:
+            _seen.add(_digest)
+print("HIDDEN LINES REACHED:", len(_seen))
+'''
+
+
+def wrap_answers(nb: nbformat.NotebookNode, body: str) -> nbformat.NotebookNode:
+    """``nb`` with each answer cell's functions wrapped: ``body`` (code using ``_model``, the model
+    function, ``args`` and ``kwargs``) runs instead of them; the prelude goes first."""
+    import ast
+    nb = copy.deepcopy(nb)
+    answers = cells_of(nb, "solution")
+    answers[0].source = PRELUDE + "\n" + answers[0].source
+    for cell in answers:
+        names = [n.name for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef)
+                 and not n.name.startswith("_")]
+        for name in names:
+            cell.source += (f"\n\n_model_{name} = {name}\n\ndef {name}(*args, **kwargs):\n"
+                            f"    _model = _model_{name}\n" + "".join(f"    {line}\n" for line in body.splitlines()))
+    return nb
+
+
+def first(nb: nbformat.NotebookNode, source: str) -> nbformat.NotebookNode:
+    """``nb`` with ``source`` run in its first answer cell, after the prelude."""
+    nb = copy.deepcopy(nb)
+    cell = cells_of(nb, "solution")[0]
+    cell.source = cell.source.replace(PRELUDE, PRELUDE + source, 1)
+    return nb
+
+
+def appended(nb: nbformat.NotebookNode, source: str) -> nbformat.NotebookNode:
+    nb = copy.deepcopy(nb)
+    nb.cells.append(nbformat.v4.new_code_cell(source))
+    return nb
+
+
+EVIL_CLASSES = r'''
+import torch as _torch
+
+
+class _AlwaysEqual:
+    def __eq__(self, other):
+        return True
+    __hash__ = object.__hash__
+    shape = property(lambda self: ())
+
+
+class _Liar(_torch.Tensor):
+    def __eq__(self, other):
+        return _torch.ones_like(other, dtype=_torch.bool) if isinstance(other, _torch.Tensor) else True
+
+
+class _Payload:
+    def __reduce__(self):
+        return (_os.system, ("touch %s",))
+''' % PAYLOAD_MARK
+
+PATCH_COMPARISONS = r'''
+import numpy as _np, torch as _torch
+_torch.allclose = lambda *a, **k: True
+_torch.equal = lambda *a, **k: True
+_torch.testing.assert_close = lambda *a, **k: None
+_np.allclose = lambda *a, **k: True
+_torch.Tensor.__eq__ = lambda self, other: _torch.ones((), dtype=_torch.bool)
+'''
+
+PICKLE_REPLY = r'''
+import pickle as _pickle
+import coursetools.bridge as _bridge
+from IPython.display import publish_display_data as _publish
+
+
+def _serve(text):
+    _publish({"application/x-course-bridge": _b64.b64encode(_pickle.dumps(_Payload())).decode()})
+
+
+_bridge.serve = _serve
+'''
+
+
+def submissions(solution: nbformat.NotebookNode) -> dict[str, nbformat.NotebookNode]:
+    """student -> notebook; each wraps the model answers, which visible tests see."""
+    honest = "return _model(*args, **kwargs)"
+    return {
+        "solution": solution,
+        "leaks_history": appended(wrap_answers(solution, honest), LAST_CELL),
+        "leaks_from_inside": appended(wrap_answers(solution, "if _called_by_tests():\n    _grab()\n" + honest),
+                                      LAST_CELL),
+        "hijacks_references": wrap_answers(solution, "if _called_by_tests():\n"
+                                                     "    return _hijack(None)\n" + honest),
+        "always_equal": wrap_answers(solution, EVIL_CLASSES + "if _called_by_tests():\n"
+                                               "    return _AlwaysEqual()\n" + honest),
+        "tensor_subclass": wrap_answers(solution, EVIL_CLASSES + "if _called_by_tests():\n"
+                                                  "    return _corrupt(_model(*args, **kwargs), "
+                                                  "lambda t: (t * 0 + 1).as_subclass(_Liar))\n" + honest),
+        "pickle_result": wrap_answers(solution, EVIL_CLASSES + "if _called_by_tests():\n"
+                                                "    return _Payload()\n" + honest),
+        "pickle_reply": first(wrap_answers(solution, honest), EVIL_CLASSES + PICKLE_REPLY),
+        "patches_comparisons": wrap_answers(solution, "if _called_by_tests():\n" + PATCH_COMPARISONS.replace(
+            "\n", "\n    ") + "\n    return _corrupt(_model(*args, **kwargs), lambda t: t + 1)\n" + honest),
+    }
+
+
+def decoded_views(text: str) -> list[str]:
+    """``text``, and every base64 or hex run in it decoded, plain and zlib-decompressed."""
+    views = [text]
+    blobs = []
+    for run in re.findall(r"[A-Za-z0-9+/]{16,}={0,2}", text):
+        try:
+            blobs.append(base64.b64decode(run + "=" * (-len(run) % 4)))
+        except (binascii.Error, ValueError):
+            pass
+    for run in re.findall(r"(?:[0-9a-f]{2}){8,}", text):
+        blobs.append(bytes.fromhex(run))
+    for blob in blobs:
+        views.append(blob.decode("utf-8", "ignore"))
+        try:
+            views.append(zlib.decompress(blob).decode("utf-8", "ignore"))
+        except zlib.error:
+            pass
+    return views
+
+
+DISTINCTIVE = 30  # a hidden line this long is looked for inside longer lines too
+
+
+def quoted(text: str, secret: set[str]) -> set[str]:
+    """The ``secret`` lines that ``text`` holds as lines of its own (stripped), or anywhere when
+    they are long enough not to be part of ordinary code (``_mask = None`` is inside
+    ``attn_mask = None`` of torch's source, which the kernel may well print)."""
+    lines = {line.strip() for line in text.splitlines()}
+    return {line for line in secret if line in lines or (len(line) >= DISTINCTIVE and line in text)}
+
+
+def secret_hidden_lines(source: Path) -> set[str]:
+    """The hidden lines of an instructor notebook that nothing public also holds."""
+    return hidden_lines(nbformat.read(source, as_version=4)) - public_lines()
+
+
+@pytest.fixture(scope="module", params=ASSIGNMENTS)
+def graded(request, tmp_path_factory):
+    require_sandbox()
+    PAYLOAD_MARK.unlink(missing_ok=True)
+    assignment = request.param
+    copy_ = CourseCopy.create(tmp_path_factory.mktemp(assignment), assignment)
+    release = nbformat.read(copy_.generate(), as_version=4)
+    solution = answered(release, nbformat.read(copy_.source, as_version=4))
+    secret = secret_hidden_lines(copy_.source)
+    subs = submissions(solution)
+    digests = sorted(hashlib.sha256(line.encode()).hexdigest() for line in secret)
+    subs["dumps_everything"] = appended(
+        wrap_answers(solution, "if _called_by_tests():\n    _grab()\nreturn _model(*args, **kwargs)"),
+        DUMP_CELL % (digests,))
+    for student, nb in subs.items():
+        copy_.submit(student, nb)
+    root = ["--root", str(copy_.root)]
+    codes = [main(root + ["grade", assignment, "--cell-timeout=60", "--notebook-timeout=400"]),
+             main(root + ["feedback", assignment])]
+    return copy_, secret, codes
+
+
+def hidden_cells(copy_: CourseCopy) -> set[str]:
+    nb = nbformat.read(copy_.source, as_version=4)
+    return {c.metadata["nbgrader"]["grade_id"] for c in cells_of(nb, "test") if "BEGIN HIDDEN TESTS" in c.source}
+
+
+def test_grading_ran(graded):
+    copy_, secret, codes = graded
+    assert codes == [0, 0]
+    assert secret, "no hidden line to look for"
+    earned, possible = copy_.autograded_points("solution")
+    assert earned == possible > 0
+
+
+@pytest.mark.parametrize("student", ["leaks_history", "leaks_from_inside"])
+def test_leaks_keep_their_honest_marks(graded, student):
+    earned, possible = graded[0].autograded_points(student)
+    assert earned == possible, f"{student}: {graded[0].scores(student)}"
+
+
+@pytest.mark.parametrize("student", ["hijacks_references", "always_equal", "tensor_subclass", "pickle_result",
+                                     "pickle_reply", "patches_comparisons"])
+def test_fooling_the_hidden_tests_earns_nothing_for_them(graded, student):
+    copy_ = graded[0]
+    scores = copy_.scores(student)
+    earned = {cell: scores[cell][0] for cell in hidden_cells(copy_) if scores[cell][0]}
+    assert not earned, f"{student} earned points on cells with hidden tests: {earned}"
+    assert not PAYLOAD_MARK.exists(), "a pickle payload ran outside the kernel"
+
+
+@pytest.mark.parametrize("student", ["leaks_history", "leaks_from_inside", "hijacks_references", "always_equal",
+                                     "tensor_subclass", "pickle_result", "pickle_reply", "patches_comparisons",
+                                     "dumps_everything"])
+def test_feedback_holds_no_hidden_line_in_any_encoding(graded, student):
+    copy_, secret, _ = graded
+    page = copy_.course.feedback_page(copy_.assignment, student)
+    assert page.is_file(), f"{student}: no feedback page (withheld for a leak?)"
+    views = decoded_views(page.read_text(encoding="utf-8"))
+    leaked = sorted({line for view in views for line in quoted(view, secret)})
+    assert not leaked, f"{student}'s feedback holds hidden lines: {leaked[:3]}"
+
+
+def test_a_kernel_that_dumps_everything_reaches_no_hidden_line(graded):
+    copy_ = graded[0]
+    outputs = [o for cell in copy_.autograded("dumps_everything").cells for o in cell.get("outputs", [])
+               if o.get("output_type") == "stream"]
+    reached = [o.text for o in outputs if "HIDDEN LINES REACHED:" in o.text]
+    assert reached, "the dump did not run"
+    assert reached[-1].strip().endswith("HIDDEN LINES REACHED: 0"), reached[-1]
