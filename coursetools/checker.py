@@ -55,7 +55,7 @@ from IPython.core.inputtransformer2 import TransformerManager
 from coursetools import checks, wire
 from coursetools.checker_names import LOCKED_MODULE
 from coursetools.hidden import parse_blocks
-from coursetools.tamper import TamperingError
+from coursetools.tamper import TamperingError, torch_original
 
 BRIDGE_IMPORT = '__import__("coursetools.bridge") and None'
 _INTERRUPTED = ("KeyboardInterrupt", "CellTimeoutError")  # how a call stopped at the time limit ends
@@ -159,11 +159,12 @@ def _qualified(value: Any) -> dict:
         return value._ref
     if isinstance(value, types.ModuleType):
         return {"module": value.__name__, "qualname": ""}
+    value = torch_original(value)  # nn.Module.__init__ once torch._dynamo has patched it, say
     module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", "")
     found = importlib.import_module(module) if module else None
     for part in qualname.split("."):
         found = getattr(found, part, None)
-    if found is not value:
+    if torch_original(found) is not value:
         raise ValueError(f"a rule can only name importable modules, classes and functions, got {value!r}")
     return {"module": module, "qualname": qualname}
 

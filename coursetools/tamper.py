@@ -116,7 +116,8 @@ def _library_owners() -> list[Any]:
 
 # Names Python itself adds to a class after it is defined: copyreg caches ``__slotnames__`` the first
 # time an instance is copied or pickled (``copy.deepcopy(model)``, ``torch.save``).
-_PYTHON_CACHES = frozenset({"__slotnames__"})
+# torch._dynamo marks nn.Module once it has patched it (see torch_original).
+_PYTHON_CACHES = frozenset({"__slotnames__", "___needs_generation_tag_patch"})
 
 
 class _Snapshot:
@@ -164,12 +165,30 @@ class _Snapshot:
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 
 
+def torch_original(value: Any) -> Any:
+    """What ``value`` wraps when torch itself wrapped it after import, else ``value``.
+
+    ``torch._dynamo`` wraps ``torch.manual_seed`` when it loads (``__wrapped__``), and replaces
+    ``nn.Module.__init__`` and ``__setstate__`` by functions that call the originals (its "generation
+    tagging", ``install_generation_tagging_init``; the originals are in their closures). Either is
+    torch's own when the wrapper's code lives in torch's files."""
+    function = getattr(value, "__func__", value)
+    code = getattr(function, "__code__", None)
+    if code is None or not code.co_filename.startswith(_TORCH_DIR):
+        return value
+    if getattr(value, "__wrapped__", None) is not None:
+        return value.__wrapped__
+    if code.co_qualname.startswith("install_generation_tagging_init.<locals>."):
+        originals = [cell.cell_contents for cell in function.__closure__ or ()
+                     if isinstance(cell.cell_contents, types.FunctionType)]
+        if len(originals) == 1:
+            return originals[0]
+    return value
+
+
 def _torch_wrapper_of(current: Any, original: Any) -> bool:
-    """True when torch itself wrapped ``original`` after import (``torch._dynamo`` wraps
-    ``torch.manual_seed`` when it loads): the wrapper's code lives in torch's own files."""
-    code = getattr(getattr(current, "__func__", current), "__code__", None)
-    return (getattr(current, "__wrapped__", None) is original and code is not None
-            and code.co_filename.startswith(_TORCH_DIR))
+    """True when torch itself wrapped ``original`` after import (:func:`torch_original`)."""
+    return current is not original and torch_original(current) is original
 
 
 def _describe(owner: Any, name: str) -> str:

@@ -330,3 +330,30 @@ def test_saving_a_model_is_not_tampering(monkeypatch):
     assert snapshot.changed() == []
     monkeypatch.setattr(torch.nn.Linear, "extra_method", lambda self: None, raising=False)
     assert len(snapshot.changed()) == 1 and "extra_method" in snapshot.changed()[0]  # a real addition is seen
+
+
+def test_torch_dynamo_patching_nn_module_is_not_tampering():
+    """torch._dynamo, once it loads (torch.compile, or a test run before in the same process),
+    replaces nn.Module.__init__ and __setstate__ by functions calling the originals: torch's own doing,
+    not the notebook's; and a rule can still name nn.Module.__init__. A student's replacement still counts.
+    Run in a fresh interpreter: the patch is process-wide."""
+    script = """
+import torch
+from coursetools import checks, tamper
+from coursetools.checker import _qualified
+from torch._dynamo.mutation_guard import install_generation_tagging_init
+install_generation_tagging_init()
+assert torch.nn.Module.__init__.__code__.co_filename.startswith(tamper._TORCH_DIR)
+checks.verify_untampered()
+assert _qualified(torch.nn.Module.__init__) == {"module": "torch.nn.modules.module", "qualname": "Module.__init__"}
+torch.nn.Module.__setstate__ = lambda self, state: None
+try:
+    checks.verify_untampered()
+except checks.TamperingError as error:
+    assert "Module.__setstate__" in str(error), error
+else:
+    raise SystemExit("a student's __setstate__ passed")
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
