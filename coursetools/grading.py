@@ -45,6 +45,7 @@ from coursetools.cells import answer_texts, graded_cells
 from coursetools.gradebook import backup_gradebook, gradebook_scores, keep_hand_grades
 from coursetools.hidden import hidden_lines, quoted_lines
 from coursetools.layout import STAGED_RELEASE, Course, nbgrader_env, run_nbgrader
+from coursetools.nbgrader_plugins import mathjax_script
 from coursetools.outcomes import (
     GRADED,
     MISSING,
@@ -289,7 +290,7 @@ def feedback(course: Course, assignment: str) -> tuple[list[Path], list[str]]:
     for student in course.students("feedback", assignment):
         secret = hidden - _own_lines(course, assignment, student)
         for page in sorted(course.folder("feedback", assignment, student).glob("*.html")):
-            if quoted_lines(page.read_text(encoding="utf-8"), secret):
+            if quoted_lines(page.read_text(encoding="utf-8"), secret, (mathjax_script(),)):
                 page.unlink()
                 withheld.append(student)
             else:

@@ -85,19 +85,22 @@ def hidden_lines(nb: NotebookNode) -> set[str]:
     return {line for line in hidden - shown if len(line) >= MIN_QUOTED}
 
 
-def visible_text(page: str) -> str:
+def visible_text(page: str, public: tuple[str, ...] = ()) -> str:
     """An HTML page's text with the markup taken out: entities decoded, and the pieces a syntax
     highlighter splits a line into (``<span>``\\ s) joined again.
 
     Every string counts, scripts and comments included: whatever the page's source holds can be
-    read by the student it is handed to.
+    read by the student it is handed to; except a string equal to one of ``public``, a text known to
+    hold no test (the feedback's inlined MathJax, whose code is full of short lines such as
+    ``continue``).
     """
-    return "".join(BeautifulSoup(page, "html.parser").find_all(string=True))
+    return "".join(text for text in BeautifulSoup(page, "html.parser").find_all(string=True)
+                   if not (public and text in public))
 
 
-def quoted_lines(page: str, lines: set[str]) -> list[str]:
+def quoted_lines(page: str, lines: set[str], public: tuple[str, ...] = ()) -> list[str]:
     """The ``lines`` that an HTML page quotes (compared with its :func:`visible_text`), sorted."""
-    text = visible_text(page)
+    text = visible_text(page, public)
     return sorted(line for line in lines if line in text)
 
 

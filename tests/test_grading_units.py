@@ -193,6 +193,16 @@ def test_visible_text_keeps_what_the_page_source_shows():
     assert "secret()" in visible_text("<!-- secret() -->")
 
 
+def test_visible_text_leaves_out_only_a_public_text_equal_to_a_whole_string():
+    """The feedback's inlined MathJax (public, with lines such as `continue`) is not read for quotes;
+    a script that merely starts like it, or holds it and more, still is."""
+    public = ("for(;;){continue}",)
+    assert visible_text("<script>for(;;){continue}</script><p>x</p>", public) == "x"
+    assert "continue" in visible_text("<script>for(;;){continue} secret()</script>", public)
+    assert quoted_lines("<script>for(;;){continue}</script>", {"continue"}, public) == []
+    assert quoted_lines("<script>for(;;){continue}</script>", {"continue"}) == ["continue"]
+
+
 def test_quoted_lines_finds_a_hidden_line_in_highlighted_html():
     assert quoted_lines(HIGHLIGHTED, {HIDDEN_LINE, "never_quoted(1)"}) == [HIDDEN_LINE]
     assert quoted_lines("<p>nothing</p>", {HIDDEN_LINE}) == []
