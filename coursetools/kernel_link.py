@@ -11,7 +11,7 @@ bridge's redirection, statuses) is read and dropped, so none of it reaches a not
 As for a cell: past the deadline the kernel is interrupted (its ``KeyboardInterrupt`` ends the
 request) and :class:`~coursetools.checker.CheckTimeout` is raised; a kernel that stops beating
 while a request waits raises nbclient's ``DeadKernelError``, as nbclient does for a cell.
-One function serves nbclient's asynchronous client (grading, :mod:`coursetools.checked_execute`)
+The same code serves nbclient's asynchronous client (grading, :mod:`coursetools.checked_execute`)
 and jupyter_client's blocking one (:mod:`coursetools.session`).
 """
 
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import time
 import uuid
-from queue import Empty
 from typing import Any
 
+import zmq
 from jupyter_core.utils import ensure_async, run_sync
 from nbclient.exceptions import DeadKernelError
 
@@ -32,60 +32,67 @@ POLL = 1.0  # seconds between checks that the kernel is alive while a request wa
 AFTER_INTERRUPT = 5.0  # seconds an interrupted request is given to end before the checker moves on
 
 
+def _done(value: Any) -> Any:
+    """What a client's or manager's method gave: itself, or what it awaits (asynchronous ones)."""
+    return run_sync(ensure_async)(value)
+
+
 class KernelLink:
-    """One comm to the bridge of a kernel reached by ``client`` (and interrupted through ``manager``)."""
+    """One comm to the bridge of a kernel reached by ``client`` (and interrupted through ``manager``).
+
+    The client's shell and IOPub sockets are used directly, without an event loop (a shadow of
+    each: the same ZeroMQ socket), between cells only: nothing else reads them then."""
 
     def __init__(self, client: Any, manager: Any) -> None:
-        self.client, self.manager = client, manager
+        self.client, self.manager, self.session = client, manager, client.session
+        self.shell = zmq.Socket.shadow(client.shell_channel.socket.underlying)
+        self.iopub = zmq.Socket.shadow(client.iopub_channel.socket.underlying)
         self.comm_id = uuid.uuid4().hex
         self.died = False  # set when a request found the kernel dead
         self._send("comm_open", {"comm_id": self.comm_id, "target_name": COMM_TARGET, "data": {}})
 
     def _send(self, kind: str, content: dict) -> str:
-        message = self.client.session.msg(kind, content)
-        self.client.shell_channel.send(message)
-        return message["header"]["msg_id"]
+        return self.session.send(self.shell, kind, content)["header"]["msg_id"]
 
     def ask(self, text: str, deadline: float) -> str | None:
         """The bridge's reply to the request ``text``, or None when the kernel handled the request
         without replying (its bridge replaced or broken). ``deadline``: ``time.monotonic()`` seconds."""
-        return run_sync(self._ask)(text, deadline)
-
-    async def _ask(self, text: str, deadline: float) -> str | None:
         request = self._send("comm_msg", {"comm_id": self.comm_id, "data": {"request": text}})
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                await self._interrupt(request)
+                self._interrupt(request)
                 raise CheckTimeout("the hidden tests ran past the cell's time limit (the call was interrupted)")
-            found = await self._next(request, min(left, POLL))
+            found = self._next(request, min(left, POLL))
             if found is not None:
                 return found[0]
 
-    async def _next(self, request: str, timeout: float) -> tuple[str | None] | None:
+    def _next(self, request: str, timeout: float) -> tuple[str | None] | None:
         """(the reply,) or (None,) when the request ended without one; None when nothing came in time."""
-        try:
-            message = await ensure_async(self.client.iopub_channel.get_msg(timeout=timeout))
-        except Empty:
-            if not await ensure_async(self.client.is_alive()):
+        if not self.iopub.poll(int(timeout * 1000)):
+            if not _done(self.client.is_alive()):
                 self.died = True
-                raise DeadKernelError("Kernel died") from None
+                raise DeadKernelError("Kernel died")
             return None
+        _, frames = self.session.feed_identities(self.iopub.recv_multipart())
+        message = self.session.deserialize(frames, content=False)  # the content only of the reply
         if message["parent_header"].get("msg_id") != request:
             return None
-        kind, content = message["msg_type"], message["content"]
-        if kind == "comm_msg" and content.get("comm_id") == self.comm_id:
-            reply = content.get("data", {}).get("reply") if type(content.get("data")) is dict else None
+        kind = message["msg_type"]
+        if kind == "comm_msg":
+            content = self.session.unpack(message["content"])
+            data = content.get("data") if type(content) is dict and content.get("comm_id") == self.comm_id else None
+            reply = data.get("reply") if type(data) is dict else None
             return (reply if type(reply) is str else None,)
-        if kind == "status" and content.get("execution_state") == "idle":
+        if kind == "status" and self.session.unpack(message["content"]).get("execution_state") == "idle":
             return (None,)
         return None
 
-    async def _interrupt(self, request: str) -> None:
+    def _interrupt(self, request: str) -> None:
         """Interrupt the kernel and wait (a little) for the request to end."""
-        await ensure_async(self.manager.interrupt_kernel())
+        _done(self.manager.interrupt_kernel())
         until = time.monotonic() + AFTER_INTERRUPT
         while (left := until - time.monotonic()) > 0:
-            found = await self._next(request, min(left, POLL))
+            found = self._next(request, min(left, POLL))
             if found is not None and found[0] is None:
                 return
