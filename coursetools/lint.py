@@ -50,7 +50,14 @@ from nbformat.notebooknode import NotebookNode
 from coursetools import sources
 from coursetools.cells import is_autograded_test, nbgrader_meta
 from coursetools.fairness import DECLARATION, check_fairness, lookup
-from coursetools.hidden import BEGIN_SOLUTION, END_SOLUTION, HIDDEN_MARKERS, SOLUTION_MARKERS, parse_blocks
+from coursetools.hidden import (
+    BEGIN_SOLUTION,
+    END_SOLUTION,
+    HIDDEN_MARKERS,
+    SOLUTION_MARKERS,
+    parse_blocks,
+    split_hidden,
+)
 from coursetools.layout import REPO_ROOT
 from coursetools.nbgrader_plugins import INCLUDE_RULES
 
@@ -282,6 +289,46 @@ _FIXED = re.compile(r"\.(?P<decimals>\d+)f$")
 _ROUNDED = re.compile(r"\.\d+[eEgG%]?$")
 
 
+def _top_level_bindings(source: str, kinds: tuple[type, ...]) -> set[str]:
+    """The names that the top-level statements of ``kinds`` in ``source`` bind (none when it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and isinstance(node, kinds):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and isinstance(node, kinds):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign) and isinstance(node, kinds):
+            names |= {target.id for target in node.targets if isinstance(target, ast.Name)}
+    return names
+
+
+def shadowed_answers(nb: NotebookNode) -> list[str]:
+    """Locked cells that import, define or declare a name an answer cell defines.
+
+    The checker binds the locked cells' imports, functions and classes itself (``coursetools/checker.py``),
+    so a hidden test naming such a name would call the locked object, not the student's answer."""
+    answers: dict[str, str] = {}
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        if cell.cell_type == "code" and meta.get("solution"):
+            for name in _top_level_bindings(cell.source, (ast.FunctionDef, ast.ClassDef, ast.Assign)):
+                answers.setdefault(name, meta.get("grade_id", "?"))
+    problems = []
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        if cell.cell_type == "code" and meta.get("locked") and not meta.get("solution"):
+            visible, _ = split_hidden(cell.source)
+            for name in sorted(_top_level_bindings(visible, (ast.Import, ast.ImportFrom, ast.FunctionDef,
+                                                              ast.ClassDef)) & set(answers)):
+                problems.append(f"{meta.get('grade_id', '?')}: binds {name!r}, which answer cell {answers[name]} "
+                                "defines: the checker would give hidden tests the locked one (rename it)")
+    return problems
+
+
 def rounded_tolerance_messages(nb: NotebookNode) -> list[str]:
     """The asserts of the code cells that compare a difference with a tolerance and round a number
     in their message too coarsely (see the module's rules), as "<cell>: line <n>: ..."."""
@@ -335,7 +382,7 @@ def lint(assignment: str, course_root: Path = REPO_ROOT) -> list[str]:
     """:func:`lint_notebook` of an assignment's text source, each problem prefixed by its id."""
     nb = sources.read_text_source(sources.text_source(course_root, assignment))
     problems = (lint_notebook(nb) + check_names(nb, course_root / "book" / f"{assignment}.md")
-                + rounded_tolerance_messages(nb) + check_fairness(nb))
+                + rounded_tolerance_messages(nb) + check_fairness(nb) + shadowed_answers(nb))
     return [f"{assignment}: {problem}" for problem in problems]
 
 

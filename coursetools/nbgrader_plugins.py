@@ -214,7 +214,9 @@ class NameGradedCells(Preprocessor):
     def preprocess(self, nb, resources):
         course = Course(Path(CourseDirectory(config=self.config).root))
         assignment, student = resources["nbgrader"]["assignment"], resources["nbgrader"]["student"]
-        release = nbformat.read(course.staged_release(assignment), as_version=4)
+        # the release `course grade` graded against; feedback made by nbgrader alone reads the committed one
+        staged = course.staged_release(assignment)
+        release = nbformat.read(staged if staged.is_file() else course.notebook("release", assignment), as_version=4)
         details = load_state(course, assignment).get(student, {}).get("details", [])
         resources["course"] = {"titles": cell_titles(release),
                                "put_back": put_back_lines(locked_changes_in(details), release)}

@@ -21,7 +21,7 @@ from traitlets.config.loader import PyFileConfigLoader
 from coursetools import sources
 from coursetools.fairness import check_fairness
 from coursetools.layout import REPO_ROOT
-from coursetools.lint import check_names, lint, lint_notebook, rounded_tolerance_messages
+from coursetools.lint import check_names, lint, lint_notebook, rounded_tolerance_messages, shadowed_answers
 from coursetools.nbgrader_plugins import INCLUDE_RULES, IncludeGradingRules, grading_rules
 
 ASSIGNMENTS = sources.assignments(REPO_ROOT)
@@ -137,6 +137,27 @@ def test_lint_finds_numbers_rounded_in_a_tolerance_message():
     assert not problems('assert abs(got - want) < 1e-9, f"should be {want!r} (within 1e-9), got {got!r}"')
     assert not problems('assert abs(loss - 2.08) < 0.1, f"the loss {loss:.3f} should be near 2.08"')
     assert not problems('assert 0.16 < spread < 0.26, f"the spread is {spread:.3f}"')
+
+
+def test_lint_finds_a_locked_cell_binding_an_answer_name():
+    """ch06's visible test imported ``transformer_lib.rope as rope``; the checker binds the locked cells'
+    imports itself, so its hidden tests called the module instead of the student's ``rope``."""
+    def cell(source: str, **meta) -> nbformat.NotebookNode:
+        return nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"grade_id": meta.pop("grade_id"), **meta}})
+
+    def problems(locked: str) -> list[str]:
+        nb = nbformat.v4.new_notebook(cells=[
+            cell("def rope(x):\n    return x", grade_id="rope", solution=True, locked=False),
+            cell(locked, grade_id="test_rope", grade=True, locked=True, solution=False, points=1)])
+        return shadowed_answers(nb)
+
+    assert problems("import transformer_lib.rope as rope\n") == [
+        "test_rope: binds 'rope', which answer cell rope defines: the checker would give hidden tests the locked one "
+        "(rename it)"]
+    assert problems("def rope(x):\n    return x\n")
+    assert not problems("import transformer_lib.rope as rope_lib\n")
+    assert not problems("rope_out = rope(1)\n### BEGIN HIDDEN TESTS\nimport transformer_lib.rope as rope\n"
+                        "### END HIDDEN TESTS\n")
 
 
 @pytest.fixture()
