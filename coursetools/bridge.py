@@ -1,13 +1,15 @@
 """The kernel's end of the checker's calls: the only grading code that runs in a student's kernel.
 
-Grading imports this module into the kernel before the notebook's first cell. The hidden tests
-run in a checker process (:mod:`coursetools.checker`); each time they use a name of the notebook
-the checker sends one line, ``__import__("coursetools.bridge").bridge.serve("<request>")``,
-executed without history, and reads the reply from a display message of type
-:data:`~coursetools.wire.MIME`. A request and a reply are plain data (:mod:`coursetools.wire`):
-what a student's code can learn from them is the inputs its functions are called with.
+Grading imports this module into the kernel before the notebook's first cell; importing it
+registers the comm target :data:`~coursetools.checker_names.COMM_TARGET`, which the checker opens
+(:mod:`coursetools.kernel_link`). The hidden tests run in a checker process
+(:mod:`coursetools.checker`); each time they use a name of the notebook the checker sends a
+request as a comm message, which ipykernel hands to :func:`answer` without running a cell (no
+history, no execution count), and the reply goes back as a comm message. A request and a reply
+are plain data (:mod:`coursetools.wire`): what a student's code can learn from them is the inputs
+its functions are called with.
 
-:func:`serve` answers:
+:func:`answer` answers:
 
 * ``lookup``: what each name of the notebook is (plain data is sent as a copy; functions,
   classes and modules are described; an ``nn.Module`` is kept behind a handle);
@@ -29,6 +31,7 @@ reaches into ``sys.modules`` or ``coursetools``).
 
 from __future__ import annotations
 
+import base64
 import builtins
 import contextlib
 import copy
@@ -41,10 +44,9 @@ from typing import Any
 
 import torch
 from IPython import get_ipython
-from IPython.display import publish_display_data
 
 from coursetools import wire
-from coursetools.checker_names import LOCKED_MODULE
+from coursetools.checker_names import COMM_TARGET, LOCKED_MODULE
 from coursetools.tamper import TamperingError, forbid, refuse, verify_untampered
 
 _autograd_grad = torch.autograd.grad
@@ -82,17 +84,27 @@ class _Fake:
         return None
 
 
-def serve(text: str) -> None:
-    """Answer one request (base64 plain data) with a display message holding the reply."""
+def answer(text: str) -> str:
+    """The reply to one request (both plain data as text, :func:`coursetools.wire.to_text`)."""
     try:
         request = wire.from_text(text)
         reply = {"value": _OPS[request["op"]](request)} if request["op"] != "call" else _call(request)
-        encoded = wire.to_text(reply)
+        return wire.to_text(reply)
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # noqa: BLE001 - every failure of the student's code is reported
-        encoded = wire.to_text({"error": _describe_error(error)})
-    publish_display_data({wire.MIME: encoded})
+        return wire.to_text({"error": _describe_error(error)})
+
+
+def _opened(comm: Any, message: dict) -> None:
+    """The checker opened its comm: each of its messages is a request, answered on the comm."""
+    comm.on_msg(lambda message: comm.send({"reply": answer(message["content"]["data"]["request"])}))
+
+
+def _register() -> None:
+    shell = get_ipython()
+    if shell is not None and hasattr(shell, "kernel"):  # imported by a kernel (not by a test's process)
+        shell.kernel.comm_manager.register_target(COMM_TARGET, _opened)
 
 
 def _describe_error(error: BaseException) -> list[str]:
@@ -173,7 +185,7 @@ def _imported(value: Any, passed: list) -> Any:
             passed.append(generator)
             return generator
         if kind == "pickled":  # by the checker (trusted): a library module, a locked class's instance
-            found = _Unpickler(io.BytesIO(value["data"].numpy().tobytes()), value["sources"]).load()
+            found = _Unpickler(io.BytesIO(base64.b64decode(value["data"])), value["sources"]).load()
             passed.append(found)
             return found
         if kind == "fake":
@@ -373,3 +385,4 @@ def _reset(request: dict) -> None:
 
 _OPS = {"lookup": _lookup, "getattr": _getattr, "backward": _backward, "verify": _verify, "isinstance": _isinstance,
         "calls": _calls, "reset": _reset}
+_register()

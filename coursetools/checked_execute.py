@@ -4,9 +4,10 @@ Set as nbgrader's autograde ``Execute`` step in ``nbgrader_config.py``. Before t
 cell the kernel imports :mod:`coursetools.bridge`. Each graded cell's *visible* part (its source
 without the ``### BEGIN HIDDEN TESTS`` block) runs in the kernel; if it passed, the hidden block
 runs in a :class:`~coursetools.checker.Checker` in this process, whose calls into the kernel are
-throwaway cells executed through nbclient's own machinery (no history; the cell's time limit is
-shared by the visible part and every call of the hidden one; a dead kernel is a dead kernel). A
-failed hidden check becomes an ``error`` output of the cell (the check's message, never the
+comm messages over nbclient's kernel client (:mod:`coursetools.kernel_link`: no cell, no history;
+the cell's time limit is shared by the visible part and every call of the hidden one, and a call
+past it is interrupted; a dead kernel is a dead kernel, ``DeadKernelError``). A failed hidden
+check becomes an ``error`` output of the cell (the check's message, never the
 hidden source), so nbgrader's scores, gradebook and feedback work unchanged. The autograded
 notebook, which only the instructor sees, keeps each cell's full source.
 """
@@ -17,10 +18,12 @@ import math
 import time
 
 import nbformat
+from nbclient.exceptions import DeadKernelError
 from nbgrader.preprocessors import Execute
 
 from coursetools.cells import nbgrader_meta
 from coursetools.checker import BRIDGE_IMPORT, Checker, CheckTimeout, split_hidden_block
+from coursetools.kernel_link import KernelLink
 
 
 def error_output(error: BaseException, timeout: float | None = None) -> nbformat.NotebookNode:
@@ -43,8 +46,9 @@ class CheckedExecute(Execute):
 
     def preprocess_cell(self, cell, resources, index):
         if self._checker is None:  # before any cell of the notebook, so before any student code
-            self._checker = Checker(lambda code: self._run_in_kernel(code, index))
-            self._run_in_kernel(BRIDGE_IMPORT, index)
+            self._import_bridge(index)
+            self._link = KernelLink(self.kc, self.km)
+            self._checker = Checker(self._link.ask)
         if cell.cell_type != "code":
             return super().preprocess_cell(cell, resources, index)
         meta = nbgrader_meta(cell)
@@ -74,24 +78,17 @@ class CheckedExecute(Execute):
         try:
             self._checker.run_hidden(hidden)
         except Exception as error:  # noqa: BLE001 - every failed check is the cell's error
+            if self._link.died:  # whatever the hidden block made of it
+                raise DeadKernelError("Kernel died") from error
             cell.outputs.append(error_output(error, self.timeout))
         finally:
             self._checker.deadline = None
 
-    def _run_in_kernel(self, code: str, index: int) -> list:
-        """Execute ``code`` in the kernel as a throwaway cell (no history) within the cell's time
-        left; return its outputs. The notebook's cell at ``index`` is left as it was."""
-        throwaway = nbformat.v4.new_code_cell(code)
-        kept, limit = self.nb.cells[index], self.timeout
-        deadline = getattr(self, "_deadline", None)
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise CheckTimeout("the hidden tests ran past the cell's time limit")
-            self.timeout = max(1, math.ceil(left))
+    def _import_bridge(self, index: int) -> None:
+        """Import the bridge in the kernel, as a throwaway cell (no history); the notebook's cell
+        at ``index`` is left as it was."""
+        kept = self.nb.cells[index]
         try:
-            self.execute_cell(throwaway, index, store_history=False)
+            self.execute_cell(nbformat.v4.new_code_cell(BRIDGE_IMPORT), index, store_history=False)
         finally:
             self.nb.cells[index] = kept
-            self.timeout = limit
-        return throwaway.outputs

@@ -3,9 +3,10 @@
 A graded cell's visible part runs in the kernel; its hidden block (``### BEGIN HIDDEN TESTS``)
 is executed by a :class:`Checker`, which never runs student code and never sends the kernel a
 line of the hidden tests: only calls and plain data (:mod:`coursetools.wire`), answered by
-:mod:`coursetools.bridge` in the kernel. ``run_in_kernel(code) -> outputs`` is how a checker
-reaches the kernel (nbclient in :mod:`coursetools.checked_execute`, ``jupyter_client`` in
-:mod:`coursetools.session`), so every grader uses the same path.
+:mod:`coursetools.bridge` in the kernel. ``ask_kernel(request, deadline) -> reply`` is how a
+checker reaches the kernel (a comm, :class:`coursetools.kernel_link.KernelLink`, over nbclient's
+client in :mod:`coursetools.checked_execute` and jupyter_client's in :mod:`coursetools.session`),
+so every grader uses the same path.
 
 What a hidden block's names mean in the checker:
 
@@ -35,9 +36,11 @@ works; printed output of student code during a check is dropped.
 from __future__ import annotations
 
 import ast
+import base64
 import builtins
 import contextlib
 import importlib
+import math
 import numbers
 import pickle
 import symtable
@@ -58,8 +61,6 @@ from coursetools.hidden import parse_blocks
 from coursetools.tamper import TamperingError, torch_original
 
 BRIDGE_IMPORT = '__import__("coursetools.bridge") and None'
-_INTERRUPTED = ("KeyboardInterrupt", "CellTimeoutError")  # how a call stopped at the time limit ends
-KERNEL_CALL = '__import__("coursetools.bridge").bridge.serve("{}")'
 
 
 class StudentError(Exception):
@@ -296,17 +297,18 @@ class _KernelCall(torch.autograd.Function):
 # --- the checker --------------------------------------------------------------------------------
 
 class Checker:
-    """Runs hidden blocks against one notebook's kernel, reached through ``run_in_kernel``.
+    """Runs hidden blocks against one notebook's kernel, reached through ``ask_kernel``.
 
-    ``run_in_kernel(code)`` executes one line in the kernel without history and returns the
-    outputs (nbformat dicts) it produced; ``deadline`` (``time.monotonic()`` seconds), when set,
-    is when the current cell's time is up.
+    ``ask_kernel(request, deadline)`` sends a request (text, :func:`coursetools.wire.to_text`) to
+    the kernel's bridge and returns its reply (text), or None when the kernel handled it without
+    replying; past ``deadline`` (``time.monotonic()`` seconds) it interrupts the kernel and raises
+    :class:`CheckTimeout`. :attr:`deadline`, when set, is when the current cell's time is up.
     """
 
     _count = 0
 
-    def __init__(self, run_in_kernel: Callable[[str], list[dict]]):
-        self.run_in_kernel = run_in_kernel
+    def __init__(self, ask_kernel: Callable[[str, float], str | None]):
+        self.ask_kernel = ask_kernel
         self.rules = _Rules()
         self.deadline: float | None = None
         checks_module = _checks_module(self)
@@ -437,18 +439,12 @@ class Checker:
         code raised is raised here as its builtin class."""
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise CheckTimeout("the hidden tests ran past the cell's time limit")
-        outputs = self.run_in_kernel(KERNEL_CALL.format(wire.to_text({"op": op, **fields})))
-        for output in outputs:
-            if output.get("output_type") == "error" and output.get("ename") in _INTERRUPTED:
-                raise CheckTimeout("the hidden tests ran past the cell's time limit (the call was interrupted)")
-        replies = [o["data"][wire.MIME] for o in outputs if o.get("output_type") == "display_data"
-                   and wire.MIME in o.get("data", {})]
-        if not replies:
-            errors = [f"{o.get('ename')}: {o.get('evalue')}" for o in outputs if o.get("output_type") == "error"]
-            raise KernelUnanswered("the notebook's kernel did not answer the tests"
-                                   + (f" ({errors[-1][:300]})" if errors else ""))
+        text = self.ask_kernel(wire.to_text({"op": op, **fields}),
+                               math.inf if self.deadline is None else self.deadline)
+        if text is None:
+            raise KernelUnanswered("the notebook's kernel did not answer the tests")
         try:
-            reply = wire.from_text(replies[-1])
+            reply = wire.from_text(text)
         except wire.NotPlainData as error:
             raise AssertionError(str(error)) from None
         if type(reply) is not dict:
@@ -509,7 +505,7 @@ class Checker:
         if _by_value(value):
             passed.append(value)
             data = pickle.dumps(value)
-            return {wire.REF: "pickled", "data": torch.frombuffer(bytearray(data), dtype=torch.uint8),
+            return {wire.REF: "pickled", "data": base64.b64encode(data).decode("ascii"),  # text: JSON can carry it
                     "sources": list(self.locked_sources)}
         if isinstance(value, torch.Tensor):
             if type(value) not in (torch.Tensor, torch.nn.Parameter):

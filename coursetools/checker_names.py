@@ -2,3 +2,4 @@
 imports nothing: the kernel imports it without the checker's code."""
 
 LOCKED_MODULE = "__locked_cells_"  # the module of the locked cells' classes: checker ``__locked_cells_<n>``
+COMM_TARGET = "coursetools.bridge"  # the comm the checker opens and the bridge answers

@@ -7,7 +7,8 @@ notebook's cells up to the exercises in one ``python3`` kernel, then each try is
 run again with another source, the test cells after it, and the correct answer run again to
 restore the state. A cell *fails* as nbgrader scores it: it raised, or it wrote to stderr. As in
 grading, a test cell's hidden block runs in a :class:`~coursetools.checker.Checker`, not in the
-kernel, and locked cells (``run(code, locked=True)``) give the checker their definitions.
+kernel (its calls are comm messages, :mod:`coursetools.kernel_link`), and locked cells
+(``run(code, locked=True)``) give the checker their definitions.
 
 :func:`notebook_plan` says which cells a try runs: the context (setup) cells, and for each answer
 cell the test cells that grade it (those after it, before the next answer cell).
@@ -25,6 +26,7 @@ from nbformat import NotebookNode
 
 from coursetools.cells import is_autograded_test, nbgrader_meta
 from coursetools.checker import BRIDGE_IMPORT, Checker, CheckTimeout, split_hidden_block
+from coursetools.kernel_link import KernelLink
 
 
 @dataclass
@@ -76,8 +78,8 @@ class KernelSession:
     def __init__(self, cwd: Path, timeout: float = 30.0):
         self.timeout = timeout
         self.manager, self.client = start_new_kernel(kernel_name="python3", cwd=str(cwd))
-        self.checker = Checker(self._run_in_kernel)
-        self._run_in_kernel(BRIDGE_IMPORT)
+        self.client.execute_interactive(BRIDGE_IMPORT, store_history=False, timeout=timeout)
+        self.checker = Checker(KernelLink(self.client, self.manager).ask)
 
     def run(self, code: str, locked: bool = False) -> Outcome:
         """Run a cell; ``locked``: a cell of the instructor's (setup, given code, a test), whose
@@ -99,26 +101,6 @@ class KernelSession:
         finally:
             self.checker.deadline = None
         return Outcome(True)
-
-    def _run_in_kernel(self, code: str) -> list[dict]:
-        """Execute ``code`` without history; its outputs as nbformat dicts (a timeout: an interrupt)."""
-        outputs: list[dict] = []
-
-        def collect(message: dict) -> None:
-            kind, content = message["msg_type"], message["content"]
-            if kind in ("display_data", "error", "stream"):
-                outputs.append({"output_type": kind, **content})
-
-        left = self.timeout if self.checker.deadline is None else self.checker.deadline - time.monotonic()
-        if left <= 0:
-            raise CheckTimeout("the hidden tests ran past the cell's time limit")
-        try:
-            self.client.execute_interactive(code, store_history=False, timeout=left, output_hook=collect)
-        except (TimeoutError, queue.Empty):
-            self.manager.interrupt_kernel()
-            self._drain()
-            outputs.append({"output_type": "error", "ename": "KeyboardInterrupt", "evalue": ""})
-        return outputs
 
     def _run_visible(self, code: str) -> Outcome:
         stderr: list[str] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import time
 
 import pytest
 import torch
@@ -58,7 +59,23 @@ def test_decoding_a_pickle_runs_nothing(capsys):
 
 def test_a_reply_that_is_not_base64_is_refused():
     with pytest.raises(wire.NotPlainData, match="base64"):
-        wire.from_text("not base64 at all!")
+        wire.from_text(wire.TORCH + "not base64 at all!")
+    with pytest.raises(wire.NotPlainData, match="starts with neither"):
+        wire.from_text("not a reply")
+
+
+def test_values_without_tensors_cross_as_json_exactly():
+    value = {"a": (1, 2.0, -0.0, float("inf"), "\u00e9", None, False), ("k", 1): [[], ()], 3: {}, None: [(True,)]}
+    text = wire.to_text(value)
+    assert text.startswith(wire.JSON) and repr(wire.from_text(text)) == repr(value)
+    assert wire.to_text([torch.zeros(1)]).startswith(wire.TORCH)
+
+
+@pytest.mark.parametrize("body", ['{"x": 1}', '{"t": 1}', '{"t": [], "d": []}', '{"d": [[1]]}', '{"d": [[[1], 2]]}',
+                                  "[" * 40 + "]" * 40, "[" * 100_000, "[1,"])
+def test_json_that_the_checker_never_writes_is_refused(body):
+    with pytest.raises(wire.NotPlainData, match="not plain data"):
+        wire.from_text(wire.JSON + body)
 
 
 def test_free_names_include_the_functions_bodies():
@@ -203,9 +220,28 @@ def test_a_visible_failure_skips_the_hidden_block(kernel):
 
 @pytest.mark.slow
 def test_a_replaced_bridge_gives_no_points(kernel):
-    assert kernel.run("import coursetools.bridge as b\nb.serve = lambda text: None").passed
+    assert kernel.run("import coursetools.bridge as b\nb.answer = lambda text: None").passed
     try:
         outcome = kernel.run("### BEGIN HIDDEN TESTS\nassert_equal(double(2), 4)\n### END HIDDEN TESTS", locked=True)
         assert not outcome.passed and "did not answer" in outcome.reason
     finally:
         kernel.run("import importlib\nimportlib.reload(b)")
+
+
+@pytest.mark.slow
+def test_a_call_that_never_returns_is_stopped_at_the_limit_and_a_dead_kernel_is_dead():
+    from coursetools.session import KernelSession
+
+    with KernelSession(REPO_ROOT, timeout=4) as session:
+        assert session.run(SETUP, locked=True).passed
+        assert session.run("import os, signal\n\ndef spin():\n    while True:\n        pass\n\n"
+                           "def die():\n    os.kill(os.getpid(), signal.SIGKILL)\n\ndef one():\n    return 1").passed
+        start = time.monotonic()
+        outcome = session.run("### BEGIN HIDDEN TESTS\nspin()\n### END HIDDEN TESTS", locked=True)
+        assert not outcome.passed and "timed out after 4 s" in outcome.reason, outcome.reason
+        assert time.monotonic() - start < 4 + 8, "the call was not stopped at the cell's limit"
+        outcome = session.run("### BEGIN HIDDEN TESTS\nassert_equal(one(), 1)\n### END HIDDEN TESTS", locked=True)
+        assert outcome.passed, f"the kernel did not answer after the interrupt: {outcome.reason}"
+        outcome = session.run("### BEGIN HIDDEN TESTS\ntry:\n    die()\nexcept Exception:\n    pass\n"
+                              "### END HIDDEN TESTS", locked=True)
+        assert not outcome.passed and "Kernel died" in outcome.reason, outcome.reason

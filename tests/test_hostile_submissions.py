@@ -73,6 +73,20 @@ def wrong_answers(solution):
     return nb
 
 
+def when_checked(solution, action: str):
+    """The solution with its first answer cell's functions doing ``action`` (a statement) when the
+    checker calls them, during a hidden check (the bridge sends what they print to a ``StringIO``)."""
+    import ast
+    nb = copy.deepcopy(solution)
+    cell = cells_of(nb, "solution")[0]
+    names = [n.name for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef)]
+    cell.source += "".join(f"\n\n_honest_{name} = {name}\n\ndef {name}(*args, **kwargs):\n"
+                           "    import io, os, signal, sys\n"
+                           f"    if isinstance(sys.stdout, io.StringIO):\n        {action}\n"
+                           f"    return _honest_{name}(*args, **kwargs)" for name in names)
+    return nb
+
+
 def submissions(solution, release, assignment: str) -> dict:
     """student id -> notebook (or None: a folder without the expected notebook)."""
     solution = answered(release, solution)
@@ -81,6 +95,8 @@ def submissions(solution, release, assignment: str) -> dict:
     cells_of(loop, "solution")[0].source = "while True:\n    pass\n" + cells_of(loop, "solution")[0].source
     subs["infinite_loop"] = loop
     subs["kernel_suicide"] = with_cell(solution, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", index=0)
+    subs["loops_when_checked"] = when_checked(solution, "while True: pass")
+    subs["dies_when_checked"] = when_checked(solution, "os.kill(os.getpid(), signal.SIGKILL)")
     subs["ignores_sigint"] = with_cell(
         solution, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass", index=0)
     deleted = copy.deepcopy(solution)
@@ -179,6 +195,7 @@ def test_no_marks(graded, student):
     ("solution", OK), ("stub", OK), ("warns_on_stderr", OK), ("syntax_error", OK),
     ("huge_output", OUTPUT_CUT), ("floods_output", OUTPUT_CUT),
     ("infinite_loop", CELL_TIMED_OUT), ("kernel_suicide", KERNEL_DIED), ("ignores_sigint", TIMED_OUT),
+    ("loops_when_checked", CELL_TIMED_OUT), ("dies_when_checked", KERNEL_DIED),
     ("deleted_tests", TAMPERED), ("edited_locked", TAMPERED), ("monkeypatch", TAMPERED), ("code_swap", TAMPERED),
     ("misnamed", MISSING), ("no_notebook", MISSING),
 ])
@@ -195,7 +212,7 @@ def test_tampering_is_explained(graded):
     assert "Untitled.ipynb" in state["misnamed"]["details"][0]
 
 
-@pytest.mark.parametrize("student", ["infinite_loop", "syntax_error"])
+@pytest.mark.parametrize("student", ["infinite_loop", "syntax_error", "loops_when_checked"])
 def test_a_broken_exercise_costs_only_its_points(graded, student):
     copy_ = graded[0]
     scores = copy_.scores(student)
@@ -218,7 +235,7 @@ def test_failed_students_have_no_silent_zero_and_others_are_kept(graded):
     copy_ = graded[0]
     path = copy_.course.exports() / f"{copy_.assignment}_grades.csv"
     rows = {r["student"]: r for r in csv.DictReader(path.open(encoding="utf-8"))}
-    for student in ("kernel_suicide", "ignores_sigint", "misnamed", "no_notebook"):
+    for student in ("kernel_suicide", "dies_when_checked", "ignores_sigint", "misnamed", "no_notebook"):
         assert rows[student]["total"] == "" and rows[student]["status"] == status(graded, student)
     assert float(rows["solution"]["total"]) > 0
     assert float(rows["stub"]["total"]) == 0
