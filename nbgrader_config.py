@@ -47,6 +47,9 @@ c.ExecutePreprocessor.interrupt_on_timeout = True
 # (coursetools/sandbox.py says what and why). Without bwrap no kernel starts; `course grade
 # --unsafe-no-sandbox` swaps in jupyter_client's unconfined AsyncKernelManager.
 c.ExecutePreprocessor.kernel_manager_class = "coursetools.sandbox.ConfinedKernelManager"
+# Once the last cell has run, the box is killed (its processes with it), not asked to shut down:
+# a graceful shutdown waited ~0.9 s per student for the kernel's own exit, which grading has no use for.
+c.ExecutePreprocessor.shutdown_kernel = "immediate"
 # Hidden tests run outside the student's kernel: each graded cell's visible part runs in the
 # kernel, its hidden block in a checker in the autograde process, which reaches the kernel only
 # through calls carrying plain data (coursetools/checker.py, coursetools/bridge.py).

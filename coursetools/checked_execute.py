@@ -4,7 +4,7 @@ Set as nbgrader's autograde ``Execute`` step in ``nbgrader_config.py``. Before t
 cell the kernel imports :mod:`coursetools.bridge`. Each graded cell's *visible* part (its source
 without the ``### BEGIN HIDDEN TESTS`` block) runs in the kernel; if it passed, the hidden block
 runs in a :class:`~coursetools.checker.Checker` in this process, whose calls into the kernel are
-comm messages over nbclient's kernel client (:mod:`coursetools.kernel_link`: no cell, no history;
+messages to the kernel's bridge over nbclient's client (:mod:`coursetools.kernel_link`: no cell, no history;
 the cell's time limit is shared by the visible part and every call of the hidden one, and a call
 past it is interrupted; a dead kernel is a dead kernel, ``DeadKernelError``). A failed hidden
 check becomes an ``error`` output of the cell (the check's message, never the
@@ -48,7 +48,7 @@ class CheckedExecute(Execute):
         if self._checker is None:  # before any cell of the notebook, so before any student code
             self._import_bridge(index)
             self._link = KernelLink(self.kc, self.km)
-            self._checker = Checker(self._link.ask)
+            self._checker = Checker(self._link)
         if cell.cell_type != "code":
             return super().preprocess_cell(cell, resources, index)
         meta = nbgrader_meta(cell)

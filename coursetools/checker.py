@@ -3,10 +3,10 @@
 A graded cell's visible part runs in the kernel; its hidden block (``### BEGIN HIDDEN TESTS``)
 is executed by a :class:`Checker`, which never runs student code and never sends the kernel a
 line of the hidden tests: only calls and plain data (:mod:`coursetools.wire`), answered by
-:mod:`coursetools.bridge` in the kernel. ``ask_kernel(request, deadline) -> reply`` is how a
-checker reaches the kernel (a comm, :class:`coursetools.kernel_link.KernelLink`, over nbclient's
-client in :mod:`coursetools.checked_execute` and jupyter_client's in :mod:`coursetools.session`),
-so every grader uses the same path.
+:mod:`coursetools.bridge` in the kernel. A :class:`KernelChannel` is how a checker reaches the
+kernel (:class:`coursetools.kernel_link.KernelLink`, over nbclient's client in
+:mod:`coursetools.checked_execute` and jupyter_client's in :mod:`coursetools.session`), so every
+grader uses the same path.
 
 What a hidden block's names mean in the checker:
 
@@ -49,7 +49,7 @@ import textwrap
 import time
 import types
 from collections.abc import Callable
-from typing import Any, Iterator
+from typing import Any, Iterator, Protocol
 
 import numpy
 import torch
@@ -258,9 +258,19 @@ class KernelContext:
 
 def _checks_module(checker: "Checker") -> types.ModuleType:
     """What ``from coursetools.checks import ...`` gives a hidden block: the same comparisons, with
-    ``verify_untampered`` asked of the kernel and ``forbid``/``refuse`` recorded for it."""
+    ``verify_untampered`` asked of the kernel and ``forbid``/``refuse`` recorded for it.
+
+    The comparisons run here, where no student code runs, so they do not check this process for
+    tampering before each assertion as they do in the kernel (a millisecond each): the kernel is
+    checked after each call made under a rule and at the end of each block."""
     module = types.ModuleType("coursetools.checks")
-    module.__dict__.update({name: getattr(checks, name) for name in checks.__all__})
+    untouched = {**vars(checks), "verify_untampered": lambda: None}
+    for name in checks.__all__:
+        value = getattr(checks, name)
+        if type(value) is types.FunctionType and value.__globals__ is vars(checks):
+            value = types.FunctionType(value.__code__, untouched, value.__name__, value.__defaults__, value.__closure__)
+            value.__kwdefaults__ = getattr(checks, name).__kwdefaults__
+        module.__dict__[name] = value
     module.verify_untampered = lambda: checker.request("verify")
     module.forbid, module.refuse = checker.rules.forbid, checker.rules.refuse
     return module
@@ -296,19 +306,28 @@ class _KernelCall(torch.autograd.Function):
 
 # --- the checker --------------------------------------------------------------------------------
 
-class Checker:
-    """Runs hidden blocks against one notebook's kernel, reached through ``ask_kernel``.
+class KernelChannel(Protocol):
+    """How a checker reaches the kernel's bridge (:class:`coursetools.kernel_link.KernelLink`)."""
 
-    ``ask_kernel(request, deadline)`` sends a request (text, :func:`coursetools.wire.to_text`) to
-    the kernel's bridge and returns its reply (text), or None when the kernel handled it without
-    replying; past ``deadline`` (``time.monotonic()`` seconds) it interrupts the kernel and raises
-    :class:`CheckTimeout`. :attr:`deadline`, when set, is when the current cell's time is up.
+    def ask(self, request: str, deadline: float) -> str | None:
+        """Send ``request`` (text, :func:`coursetools.wire.to_text`) to the bridge and return its
+        reply (text), or None when the kernel handled it without replying; past ``deadline``
+        (``time.monotonic()`` seconds), interrupt the kernel and raise :class:`CheckTimeout`."""
+
+    def end(self) -> None:
+        """The hidden block is over: leave the kernel free to run cells."""
+
+
+class Checker:
+    """Runs hidden blocks against one notebook's kernel, reached through ``kernel``.
+
+    :attr:`deadline`, when set, is when the current cell's time is up.
     """
 
     _count = 0
 
-    def __init__(self, ask_kernel: Callable[[str, float], str | None]):
-        self.ask_kernel = ask_kernel
+    def __init__(self, kernel: KernelChannel):
+        self.kernel = kernel
         self.rules = _Rules()
         self.deadline: float | None = None
         checks_module = _checks_module(self)
@@ -384,7 +403,14 @@ class Checker:
     # -- a hidden block -----------------------------------------------------------------------
 
     def run_hidden(self, source: str) -> None:
-        """Execute a hidden block; raises what it raises (an ``AssertionError`` for a failed check)."""
+        """Execute a hidden block; raises what it raises (an ``AssertionError`` for a failed check).
+        The kernel is free to run cells again when it returns."""
+        try:
+            self._run_block(source)
+        finally:
+            self.kernel.end()
+
+    def _run_block(self, source: str) -> None:
         bound, free = _names(source)
         wanted = (free | self.wanted) - self.own - set(vars(builtins))
         try:
@@ -439,7 +465,7 @@ class Checker:
         code raised is raised here as its builtin class."""
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise CheckTimeout("the hidden tests ran past the cell's time limit")
-        text = self.ask_kernel(wire.to_text({"op": op, **fields}),
+        text = self.kernel.ask(wire.to_text({"op": op, **fields}),
                                math.inf if self.deadline is None else self.deadline)
         if text is None:
             raise KernelUnanswered("the notebook's kernel did not answer the tests")

@@ -7,7 +7,7 @@ notebook's cells up to the exercises in one ``python3`` kernel, then each try is
 run again with another source, the test cells after it, and the correct answer run again to
 restore the state. A cell *fails* as nbgrader scores it: it raised, or it wrote to stderr. As in
 grading, a test cell's hidden block runs in a :class:`~coursetools.checker.Checker`, not in the
-kernel (its calls are comm messages, :mod:`coursetools.kernel_link`), and locked cells
+kernel (its calls are messages to the bridge, :mod:`coursetools.kernel_link`), and locked cells
 (``run(code, locked=True)``) give the checker their definitions.
 
 :func:`notebook_plan` says which cells a try runs: the context (setup) cells, and for each answer
@@ -79,7 +79,7 @@ class KernelSession:
         self.timeout = timeout
         self.manager, self.client = start_new_kernel(kernel_name="python3", cwd=str(cwd))
         self.client.execute_interactive(BRIDGE_IMPORT, store_history=False, timeout=timeout)
-        self.checker = Checker(KernelLink(self.client, self.manager).ask)
+        self.checker = Checker(KernelLink(self.client, self.manager))
 
     def run(self, code: str, locked: bool = False) -> Outcome:
         """Run a cell; ``locked``: a cell of the instructor's (setup, given code, a test), whose

@@ -229,6 +229,19 @@ def test_a_replaced_bridge_gives_no_points(kernel):
 
 
 @pytest.mark.slow
+def test_a_bridge_that_names_another_host_is_not_reached(kernel):
+    # the unconfined kernel's channels are on 127.0.0.1: a socket elsewhere is not connected to
+    # (a connection that never completes would leave the request waiting until the time limit)
+    assert kernel.run("import coursetools.bridge as b\n"
+                      "b._serve = lambda comm, wanted: comm.send({'serving': 'tcp://192.0.2.1:80'})").passed
+    try:
+        outcome = kernel.run("### BEGIN HIDDEN TESTS\nassert_equal(double(2), 4)\n### END HIDDEN TESTS", locked=True)
+        assert not outcome.passed and "did not answer" in outcome.reason, outcome.reason
+    finally:
+        kernel.run("import importlib\nimportlib.reload(b)")
+
+
+@pytest.mark.slow
 def test_a_call_that_never_returns_is_stopped_at_the_limit_and_a_dead_kernel_is_dead():
     from coursetools.session import KernelSession
 

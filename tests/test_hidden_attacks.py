@@ -5,7 +5,8 @@ kernel only answers calls with plain data. Each submission below tries to read t
 (IPython's history, ``linecache``, ``inspect.stack()``, code objects found by ``gc``, callers'
 frames and globals, files) or to fool them (references found in callers' frames, an object whose
 ``__eq__`` is always true, a Tensor subclass, a pickle payload as the reply, patched
-comparisons). Each must earn nothing beyond its honest part, and nothing a student receives (the
+comparisons), or to use the grader (a bridge that names a link to a socket outside the box as the
+one to connect to). Each must earn nothing beyond its honest part, and nothing a student receives (the
 feedback page) may hold a hidden line, plain or base64, hex or zlib-compressed. One more
 notebook dumps everything its kernel can reach, during a hidden check and after the last one,
 and the dump must hold no hidden line.
@@ -19,6 +20,7 @@ import copy
 import hashlib
 import os
 import re
+import socket
 import sysconfig
 import zlib
 from pathlib import Path
@@ -39,6 +41,7 @@ pytestmark = pytest.mark.slow
 ASSIGNMENTS = (assignments(REPO_ROOT) if os.environ.get("COURSE_ATTACK_ALL") == "1"
                else [a for a in ("ch04_self_attention",) if a in assignments(REPO_ROOT)])
 PAYLOAD_MARK = Path("/tmp/course-hidden-attack-payload-ran")
+GRADER_SOCKET = Path("/tmp/course-hidden-attack-grader.sock")  # a socket outside the box, on the grader's side
 
 # Defined first in the first answer cell: `_called_by_tests()` is True when a hidden check (or a
 # hidden test in the kernel, as before the checker) is the caller; `_each_text()` walks what it can reach.
@@ -212,6 +215,23 @@ def _answer(text):  # a pickle where the checker reads torch.save bytes
 _bridge.answer = _answer
 '''
 
+# The bridge replaced by one that names, as its socket, a link to a socket outside the box: the
+# grader, which runs unconfined, would connect there for the notebook.
+REDIRECT_CHECKER = r'''
+import coursetools.bridge as _bridge
+
+
+def _serve(comm, wanted):
+    _path = wanted[len("ipc://"):]
+    if _os.path.lexists(_path):
+        _os.remove(_path)
+    _os.symlink("%s", _path)
+    comm.send({"serving": wanted})
+
+
+_bridge._serve = _serve
+''' % GRADER_SOCKET
+
 
 def submissions(solution: nbformat.NotebookNode) -> dict[str, nbformat.NotebookNode]:
     """student -> notebook; each wraps the model answers, which visible tests see."""
@@ -231,6 +251,7 @@ def submissions(solution: nbformat.NotebookNode) -> dict[str, nbformat.NotebookN
         "pickle_result": wrap_answers(solution, EVIL_CLASSES + "if _called_by_tests():\n"
                                                 "    return _Payload()\n" + honest),
         "pickle_reply": first(wrap_answers(solution, honest), EVIL_CLASSES + PICKLE_REPLY),
+        "redirects_the_checker": first(wrap_answers(solution, honest), REDIRECT_CHECKER),
         "patches_comparisons": wrap_answers(solution, "if _called_by_tests():\n" + PATCH_COMPARISONS.replace(
             "\n", "\n    ") + "\n    return _corrupt(_model(*args, **kwargs), lambda t: t + 1)\n" + honest),
     }
@@ -289,10 +310,21 @@ def graded(request, tmp_path_factory):
     for student, nb in subs.items():
         copy_.submit(student, nb)
     root = ["--root", str(copy_.root)]
-    # the dump walks every object, file and line the kernel can reach: over a minute on a loaded machine
-    codes = [main(root + ["grade", assignment, "--cell-timeout=180", "--notebook-timeout=600"]),
-             main(root + ["feedback", assignment])]
-    return copy_, secret, codes
+    GRADER_SOCKET.unlink(missing_ok=True)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(str(GRADER_SOCKET))
+        listener.listen()
+        listener.setblocking(False)
+        # the dump walks every object, file and line the kernel can reach: over a minute on a loaded machine
+        codes = [main(root + ["grade", assignment, "--cell-timeout=180", "--notebook-timeout=600"]),
+                 main(root + ["feedback", assignment])]
+        try:
+            listener.accept()[0].close()
+            connected = True
+        except BlockingIOError:
+            connected = False
+    GRADER_SOCKET.unlink(missing_ok=True)
+    return copy_, secret, codes, connected
 
 
 def hidden_cells(copy_: CourseCopy) -> set[str]:
@@ -301,7 +333,7 @@ def hidden_cells(copy_: CourseCopy) -> set[str]:
 
 
 def test_grading_ran(graded):
-    copy_, secret, codes = graded
+    copy_, secret, codes, _ = graded
     assert codes == [0, 0]
     assert secret, "no hidden line to look for"
     earned, possible = copy_.autograded_points("solution")
@@ -315,7 +347,7 @@ def test_leaks_keep_their_honest_marks(graded, student):
 
 
 @pytest.mark.parametrize("student", ["hijacks_references", "always_equal", "tensor_subclass", "pickle_result",
-                                     "pickle_reply", "patches_comparisons"])
+                                     "pickle_reply", "patches_comparisons", "redirects_the_checker"])
 def test_fooling_the_hidden_tests_earns_nothing_for_them(graded, student):
     copy_ = graded[0]
     scores = copy_.scores(student)
@@ -324,11 +356,15 @@ def test_fooling_the_hidden_tests_earns_nothing_for_them(graded, student):
     assert not PAYLOAD_MARK.exists(), "a pickle payload ran outside the kernel"
 
 
+def test_the_grader_connects_nowhere_the_kernel_names(graded):
+    assert not graded[3], "the grader connected to a socket outside the box that a notebook's link pointed to"
+
+
 @pytest.mark.parametrize("student", ["leaks_history", "leaks_from_inside", "hijacks_references", "always_equal",
                                      "tensor_subclass", "pickle_result", "pickle_reply", "patches_comparisons",
-                                     "dumps_everything"])
+                                     "redirects_the_checker", "dumps_everything"])
 def test_feedback_holds_no_hidden_line_in_any_encoding(graded, student):
-    copy_, secret, _ = graded
+    copy_, secret, _, _ = graded
     page = copy_.course.feedback_page(copy_.assignment, student)
     assert page.is_file(), f"{student}: no feedback page (withheld for a leak?)"
     views = decoded_views(page.read_text(encoding="utf-8"))
