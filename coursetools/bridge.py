@@ -5,9 +5,9 @@ registers the comm target :data:`~coursetools.checker_names.COMM_TARGET`, which 
 (:mod:`coursetools.kernel_link`). The hidden tests run in a checker process
 (:mod:`coursetools.checker`). At the start of a hidden block the checker sends a comm message,
 which ipykernel hands to :func:`_serve` without running a cell (no history, no execution count);
-each time the block uses a name of the notebook the checker sends a request on the socket that
-:func:`_serve` binds, :func:`answer` answers it, and the reply goes back on that socket, until the
-checker ends the block. A request and a reply are plain data (:mod:`coursetools.wire`): what a
+:func:`_serve` connects to the checker's socket, and each time the block uses a name of the
+notebook the checker sends a request on it, :func:`answer` answers it, and the reply goes back on
+it, until the checker ends the block. A request and a reply are plain data (:mod:`coursetools.wire`): what a
 student's code can learn from them is the inputs its functions are called with.
 
 :func:`answer` answers:
@@ -48,7 +48,7 @@ import zmq
 from IPython import get_ipython
 
 from coursetools import wire
-from coursetools.checker_names import COMM_TARGET, END_SERVING, LOCKED_MODULE
+from coursetools.checker_names import COMM_TARGET, END_SERVING, LOCKED_MODULE, READY
 from coursetools.tamper import TamperingError, forbid, refuse, verify_untampered
 
 _autograd_grad = torch.autograd.grad
@@ -62,7 +62,7 @@ _handle_of: dict[int, int] = {}  # id(object) -> handle id
 _graphs: dict[int, tuple[list[torch.Tensor], list[torch.Tensor]]] = {}  # graph id -> (leaves, outputs)
 _fakes: dict[int, "_Fake"] = {}  # the checker's fakes (coursetools.checker.Fake), by its id
 _compiled: dict[str, types.CodeType] = {}  # the locked cells' functions, by source
-_sockets: dict[str, Any] = {}  # the sockets the checker's requests come on, by the address asked for
+_sockets: dict[str, Any] = {}  # the sockets the checker's requests come on, by the checker's address
 
 
 class _Fake:
@@ -101,19 +101,19 @@ def answer(text: str) -> str:
 
 def _opened(comm: Any, message: dict) -> None:
     """The checker opened its comm: each of its messages asks the bridge to serve a hidden block."""
-    comm.on_msg(lambda message: _serve(comm, message["content"]["data"]["serve"]))
+    comm.on_msg(lambda message: _serve(message["content"]["data"]))
 
 
-def _serve(comm: Any, wanted: str) -> None:
-    """Answer the checker's requests on a socket bound at ``wanted`` (its address sent on the comm)
-    until the checker says the block is over. Each request is a message (its number, its text),
-    each reply the same number and the answer's text."""
-    socket = _sockets.get(wanted)
+def _serve(data: dict) -> None:
+    """Answer the checker's requests on its socket (``data["serve"]``, where it listens) until it
+    says the block is over. Each request is a message (its number, its text), each reply the same
+    number and the answer's text."""
+    socket = _sockets.get(data["serve"])
     if socket is None or socket.closed:
-        socket = _sockets[wanted] = zmq.Context.instance().socket(zmq.PAIR)
+        socket = _sockets[data["serve"]] = zmq.Context.instance().socket(zmq.PAIR)
         socket.linger = 0
-        socket.bind(wanted)
-    comm.send({"serving": socket.last_endpoint.decode()})
+        socket.connect(data["serve"])
+    socket.send_multipart([READY + str(data["number"]).encode(), b""])
     while True:
         frames = socket.recv_multipart()
         if frames[0] == END_SERVING:

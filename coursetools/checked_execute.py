@@ -41,8 +41,12 @@ class CheckedExecute(Execute):
     """``Execute``, with each graded cell's hidden block run in a checker (module docstring)."""
 
     def preprocess(self, nb, resources=None, km=None):
-        self._checker = None
-        return super().preprocess(nb, resources, km)
+        self._checker = self._link = None
+        try:
+            return super().preprocess(nb, resources, km)
+        finally:
+            if self._link is not None:
+                self._link.close()
 
     def preprocess_cell(self, cell, resources, index):
         if self._checker is None:  # before any cell of the notebook, so before any student code

@@ -1,30 +1,30 @@
-"""The checker's end of the bridge: requests to a student's kernel, over a socket of the bridge's.
+"""The checker's end of the bridge: requests to a student's kernel, on a socket of the checker's.
 
-Once the kernel has imported :mod:`coursetools.bridge` (which registers the comm target
-:data:`~coursetools.checker_names.COMM_TARGET`), a :class:`KernelLink` opens a comm to it. The
-first request of a hidden block sends one ``comm_msg`` on the shell channel, which ipykernel hands
-to the bridge without running a cell (no IPython ``run_cell``, no history, no execution count, no
-output in any cell): *serve*. The bridge then answers on a ZeroMQ socket of its own, bound where
-the kernel binds its channels (``ipc`` in the box's scratch folder, or ``tcp`` on the kernel's
-address), whose address it gives in a comm message; each request of the block is one message on
-that socket and its reply one message back, about five times cheaper than a comm round trip
-through ipykernel (a ``comm_msg``, two statuses and the reply on IOPub), and
-:meth:`KernelLink.end` ends the serving, so that the kernel is free to run the next cell. The
-serving request's IOPub messages (output the student's code wrote past the bridge's redirection,
-statuses) are read and dropped, so none of it reaches a notebook.
+A :class:`KernelLink` is made once the kernel has imported :mod:`coursetools.bridge` (which
+registers the comm target :data:`~coursetools.checker_names.COMM_TARGET`) and before any student
+code has run. It binds a ZeroMQ socket where the kernel's own channels are (``ipc`` in the box's
+scratch folder, or ``tcp`` on the kernel's address) and opens a comm to the bridge. The first
+request of a hidden block sends one ``comm_msg`` on the shell channel, which ipykernel hands to
+the bridge without running a cell (no IPython ``run_cell``, no history, no execution count, no
+output in any cell): *serve*, with the socket's address. The bridge connects to it, says it is
+ready, and answers each request of the block, one message each way (a request's number and text;
+the number and the reply's text), about four times cheaper than a comm round trip through
+ipykernel (a ``comm_msg``, two statuses and the reply on IOPub); :meth:`KernelLink.end` ends the
+serving, so that the kernel is free to run the next cell. The grader only binds: it never
+connects to an address a kernel could choose. The serving request's IOPub messages (output the
+student's code wrote past the bridge's redirection, statuses) are read and dropped, so none of it
+reaches a notebook.
 
 As for a cell: past the deadline the kernel is interrupted (its ``KeyboardInterrupt`` ends the
 serving) and :class:`~coursetools.checker.CheckTimeout` is raised; a kernel that stops beating
 while a request waits raises nbclient's ``DeadKernelError``, as nbclient does for a cell; a
-bridge that stops serving without a reply (replaced or broken by the notebook) makes the request
-unanswered (None). The same code serves nbclient's asynchronous client (grading,
+bridge that stops serving without a reply (replaced or broken by the notebook) leaves the
+request unanswered (None). The same code serves nbclient's asynchronous client (grading,
 :mod:`coursetools.checked_execute`) and jupyter_client's blocking one (:mod:`coursetools.session`).
 """
 
 from __future__ import annotations
 
-import os
-import stat
 import time
 import uuid
 from typing import Any
@@ -35,7 +35,7 @@ from nbclient.exceptions import DeadKernelError
 
 from coursetools import wire
 from coursetools.checker import CheckTimeout
-from coursetools.checker_names import COMM_TARGET, END_SERVING
+from coursetools.checker_names import COMM_TARGET, END_SERVING, READY
 
 POLL = 1.0  # seconds between checks that the kernel is alive while a request waits
 AFTER_INTERRUPT = 5.0  # seconds an interrupted (or ended) serving is given to stop before the checker moves on
@@ -48,7 +48,8 @@ def _done(value: Any) -> Any:
 
 
 class KernelLink:
-    """One comm to the bridge of a kernel reached by ``client`` (and interrupted through ``manager``).
+    """One comm to the bridge of a kernel reached by ``client`` (and interrupted through ``manager``),
+    and the socket the bridge answers on.
 
     The client's shell and IOPub sockets are used directly, without an event loop (a shadow of
     each: the same ZeroMQ socket), between cells only: nothing else reads them then."""
@@ -57,12 +58,15 @@ class KernelLink:
         self.client, self.manager, self.session = client, manager, client.session
         self.shell = zmq.Socket.shadow(client.shell_channel.socket.underlying)
         self.iopub = zmq.Socket.shadow(client.iopub_channel.socket.underlying)
+        self.requests = zmq.Context.instance().socket(zmq.PAIR)
+        self.requests.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)
+        self.requests.linger = 0
+        self.requests.bind(f"tcp://{client.ip}:*" if client.transport == "tcp" else f"ipc://{client.ip}-bridge")
+        self.endpoint = self.requests.last_endpoint.decode()
         self.comm_id = uuid.uuid4().hex
         self.died = False  # set when a request found the kernel dead
         self.serving: str | None = None  # the serve request's id while the bridge serves
-        self.requests: zmq.Socket | None = None  # connected to the bridge's socket
-        self.endpoint = ""  # the bridge's socket's address
-        self.number = 0  # the last request's number: a reply carries it
+        self.number = 0  # the last request's number: its reply carries it
         self._send("comm_open", {"comm_id": self.comm_id, "target_name": COMM_TARGET, "data": {}})
 
     def _send(self, kind: str, content: dict) -> str:
@@ -71,41 +75,52 @@ class KernelLink:
     def ask(self, text: str, deadline: float) -> str | None:
         """The bridge's reply to the request ``text``, or None when the bridge stopped serving
         without replying (replaced or broken). ``deadline``: ``time.monotonic()`` seconds."""
+        if self.died:  # a hidden block may have caught the first DeadKernelError
+            raise DeadKernelError("Kernel died")
         if self.serving is None:
-            self.number += 1  # a late reply to an interrupted request is not taken for the bridge's address
-            self.serving = self._send("comm_msg", {"comm_id": self.comm_id, "data": {"serve": self._wanted()}})
-            if self._wait(deadline) is None:
+            self.number += 1
+            self.serving = self._send("comm_msg", {"comm_id": self.comm_id,
+                                                   "data": {"serve": self.endpoint, "number": self.number}})
+            if self._wait(deadline, READY) is None:
                 return None
         self.number += 1
-        self.requests.send_multipart([str(self.number).encode(), text.encode()])
+        if not self._put(str(self.number).encode(), text.encode()):
+            return None
         return self._wait(deadline)
 
     def end(self) -> None:
         """End the serving (if any): the kernel is free to run cells again."""
         if self.serving is None or self.died:
             return
-        self.requests.send_multipart([END_SERVING, b""])
+        self._put(END_SERVING, b"")
         until = time.monotonic() + AFTER_INTERRUPT
         while self.serving is not None and (left := until - time.monotonic()) > 0:
             self._next(min(left, POLL))
         if self.serving is not None:  # the notebook's code keeps the kernel busy: stop it
             self._interrupt()
 
-    def _wait(self, deadline: float) -> str | None:
-        """The reply to the last request (or the bridge's address, for a serve request)."""
+    def _put(self, *frames: bytes) -> bool:
+        """Send a message to the bridge; False when no bridge is connected to take it."""
+        try:
+            self.requests.send_multipart(frames, flags=zmq.NOBLOCK)
+        except zmq.Again:
+            return False
+        return True
+
+    def _wait(self, deadline: float, kind: bytes = b"") -> str | None:
+        """The reply to the last request, or (``kind`` ``READY``) the bridge's word that it serves."""
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 self._interrupt()
                 raise CheckTimeout("the hidden tests ran past the cell's time limit (the call was interrupted)")
-            found = self._next(min(left, POLL))
+            found = self._next(min(left, POLL), kind)
             if found is not None:
                 return found[0]
 
-    def _next(self, timeout: float) -> tuple[str | None] | None:
+    def _next(self, timeout: float, kind: bytes = b"") -> tuple[str | None] | None:
         """(the reply,) or (None,) when the serving ended without one; None when nothing came in time."""
-        sockets = [self.iopub] + ([self.requests] if self.requests is not None else [])
-        ready, _, _ = zmq.select(sockets, [], [], timeout)
+        ready, _, _ = zmq.select([self.iopub, self.requests], [], [], timeout)
         if not ready:
             if not _done(self.client.is_alive()):
                 self.died = True
@@ -113,61 +128,25 @@ class KernelLink:
             return None
         if self.requests in ready:
             frames = self.requests.recv_multipart()
-            if len(frames) == 2 and frames[0] == str(self.number).encode():
-                return (frames[1].decode("utf-8", errors="replace"),)
+            if frames[:-1] == [kind + str(self.number).encode()]:
+                return (frames[-1].decode("utf-8", errors="replace"),)
             return None  # a late reply to an interrupted request
         return self._iopub_message()
 
-    def _iopub_message(self) -> tuple[str | None] | None:
-        """The serve request's end (None,), or the bridge's address once it serves (("",)); other
-        messages are dropped."""
+    def _iopub_message(self) -> tuple[None] | None:
+        """(None,) when the serve request has ended; any other message is dropped."""
         _, frames = self.session.feed_identities(self.iopub.recv_multipart())
         message = self.session.deserialize(frames, content=False)  # the content only of what is wanted
-        if self.serving is None or message["parent_header"].get("msg_id") != self.serving:
-            return None
-        kind = message["msg_type"]
-        if kind == "status" and self.session.unpack(message["content"]).get("execution_state") == "idle":
+        if (self.serving is not None and message["parent_header"].get("msg_id") == self.serving
+                and message["msg_type"] == "status"
+                and self.session.unpack(message["content"]).get("execution_state") == "idle"):
             self.serving = None
             return (None,)
-        if kind == "comm_msg":
-            content = self.session.unpack(message["content"])
-            data = content.get("data") if type(content) is dict and content.get("comm_id") == self.comm_id else None
-            endpoint = data.get("serving") if type(data) is dict else None
-            if self._acceptable(endpoint):
-                self._connect(endpoint)
-                return ("",)
         return None
 
-    def _wanted(self) -> str:
-        """Where the bridge is asked to bind: beside the kernel's own channels."""
-        if self.client.transport == "tcp":
-            return f"tcp://{self.client.ip}:*"
-        return f"ipc://{self.client.ip}-bridge"
-
-    def _acceptable(self, endpoint: Any) -> bool:
-        """Whether ``endpoint``, which the kernel sent, is one the checker connects to: the address
-        asked for (a port of the kernel's address for ``tcp``), and for ``ipc`` a socket, not a
-        link the notebook put there to make the grader connect elsewhere."""
-        if type(endpoint) is not str:
-            return False
-        if self.client.transport == "tcp":
-            prefix = f"tcp://{self.client.ip}:"
-            return endpoint.startswith(prefix) and endpoint[len(prefix):].isdigit()
-        try:
-            return endpoint == self._wanted() and stat.S_ISSOCK(os.lstat(endpoint[len("ipc://"):]).st_mode)
-        except OSError:
-            return False
-
-    def _connect(self, endpoint: str) -> None:
-        if endpoint == self.endpoint:
-            return
-        if self.requests is not None:
-            self.requests.close(linger=0)
-        self.requests = zmq.Context.instance().socket(zmq.PAIR)
-        self.requests.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)
-        self.requests.linger = 0
-        self.requests.connect(endpoint)
-        self.endpoint = endpoint
+    def close(self) -> None:
+        """Close the socket (the kernel is gone, or about to be)."""
+        self.requests.close(linger=0)
 
     def _interrupt(self) -> None:
         """Interrupt the kernel and wait (a little) for the serving to end."""

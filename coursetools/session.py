@@ -79,7 +79,8 @@ class KernelSession:
         self.timeout = timeout
         self.manager, self.client = start_new_kernel(kernel_name="python3", cwd=str(cwd))
         self.client.execute_interactive(BRIDGE_IMPORT, store_history=False, timeout=timeout)
-        self.checker = Checker(KernelLink(self.client, self.manager))
+        self.link = KernelLink(self.client, self.manager)
+        self.checker = Checker(self.link)
 
     def run(self, code: str, locked: bool = False) -> Outcome:
         """Run a cell; ``locked``: a cell of the instructor's (setup, given code, a test), whose
@@ -131,6 +132,7 @@ class KernelSession:
             raise RuntimeError("the kernel did not come back after an interrupt: it was restarted, its state is lost")
 
     def close(self) -> None:
+        self.link.close()
         self.client.stop_channels()
         self.manager.shutdown_kernel(now=True)
 

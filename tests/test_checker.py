@@ -229,14 +229,19 @@ def test_a_replaced_bridge_gives_no_points(kernel):
 
 
 @pytest.mark.slow
-def test_a_bridge_that_names_another_host_is_not_reached(kernel):
-    # the unconfined kernel's channels are on 127.0.0.1: a socket elsewhere is not connected to
-    # (a connection that never completes would leave the request waiting until the time limit)
-    assert kernel.run("import coursetools.bridge as b\n"
-                      "b._serve = lambda comm, wanted: comm.send({'serving': 'tcp://192.0.2.1:80'})").passed
+def test_a_bridge_that_leaves_after_saying_it_serves_gives_no_points(kernel):
+    assert kernel.run("import coursetools.bridge as b, zmq\n\n"
+                      "def half(data):\n"
+                      "    s = zmq.Context.instance().socket(zmq.PAIR)\n"
+                      "    s.connect(data['serve'])\n"
+                      "    s.send_multipart([b.READY + str(data['number']).encode(), b''])\n"
+                      "    s.close(linger=0)\n\n"
+                      "b._serve = half").passed
     try:
+        start = time.monotonic()
         outcome = kernel.run("### BEGIN HIDDEN TESTS\nassert_equal(double(2), 4)\n### END HIDDEN TESTS", locked=True)
         assert not outcome.passed and "did not answer" in outcome.reason, outcome.reason
+        assert time.monotonic() - start < 10, "the checker waited for a bridge that had left"
     finally:
         kernel.run("import importlib\nimportlib.reload(b)")
 
