@@ -97,14 +97,22 @@ def _grab():
 
 
 def _corrupt(value, tensor):
-    """``value`` with each tensor replaced by ``tensor(it)`` and each float moved: a wrong answer."""
-    if isinstance(value, (tuple, list)):
-        return type(value)(_corrupt(v, tensor) for v in value)
-    if isinstance(value, dict):
-        return {k: _corrupt(v, tensor) for k, v in value.items()}
-    if type(value).__name__ == "Tensor":
-        return tensor(value)
-    return value + 1.0 if isinstance(value, float) else value
+    """``value`` with each tensor replaced by ``tensor(it)`` and each float moved: a wrong answer;
+    ``tensor`` of a zero when ``value`` holds neither (a tuple of strings, a count)."""
+    changed = []
+
+    def walk(v):
+        if isinstance(v, (tuple, list)):
+            return type(v)(walk(x) for x in v)
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if type(v).__name__ == "Tensor" or isinstance(v, float):
+            changed.append(v)
+            return tensor(v) if type(v).__name__ == "Tensor" else v + 1.0
+        return v
+
+    result = walk(value)
+    return result if changed else tensor(__import__("torch").zeros(()))
 
 
 def _hijack(default):
@@ -145,18 +153,28 @@ print("HIDDEN LINES REACHED:", len(_seen), sorted(_seen))
 
 
 def wrap_answers(nb: nbformat.NotebookNode, body: str) -> nbformat.NotebookNode:
-    """``nb`` with each answer cell's functions wrapped: ``body`` (code using ``_model``, the model
-    function, ``args`` and ``kwargs``) runs instead of them; the prelude goes first."""
+    """``nb`` with each answer cell's functions, and the ``forward`` of its classes, wrapped:
+    ``body`` (code using ``_model``, the model function, ``args`` and ``kwargs``) runs instead of
+    them; the prelude goes first."""
     import ast
     nb = copy.deepcopy(nb)
     answers = cells_of(nb, "solution")
     answers[0].source = PRELUDE + "\n" + answers[0].source
+    indented = "".join(f"    {line}\n" for line in body.splitlines())
     for cell in answers:
-        names = [n.name for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef)
-                 and not n.name.startswith("_")]
-        for name in names:
-            cell.source += (f"\n\n_model_{name} = {name}\n\ndef {name}(*args, **kwargs):\n"
-                            f"    _model = _model_{name}\n" + "".join(f"    {line}\n" for line in body.splitlines()))
+        tree = ast.parse(cell.source).body
+        for node in tree:
+            if not isinstance(node, (ast.FunctionDef, ast.ClassDef)) or node.name.startswith("_"):
+                continue
+            if isinstance(node, ast.FunctionDef):
+                cell.source += (f"\n\n_model_{node.name} = {node.name}\n\ndef {node.name}(*args, **kwargs):\n"
+                                f"    _model = _model_{node.name}\n" + indented)
+            elif any(isinstance(n, ast.FunctionDef) and n.name == "forward" for n in node.body):
+                name = node.name
+                cell.source += (f"\n\n_model_{name}_forward = {name}.forward\n\n"
+                                f"def _{name}_forward(self, *args, **kwargs):\n"
+                                f"    _model = lambda *a, **k: _model_{name}_forward(self, *a, **k)\n" + indented
+                                + f"\n\n{name}.forward = _{name}_forward\n")
     return nb
 
 
