@@ -98,21 +98,29 @@ def _grab():
 
 def _corrupt(value, tensor):
     """``value`` with each tensor replaced by ``tensor(it)`` and each float moved: a wrong answer;
-    ``tensor`` of a zero when ``value`` holds neither (a tuple of strings, a count)."""
-    changed = []
+    ``tensor`` of a zero when ``value`` holds no tensor (a tuple of strings, a count, scores)."""
+    replaced = []
 
     def walk(v):
         if isinstance(v, (tuple, list)):
             return type(v)(walk(x) for x in v)
         if isinstance(v, dict):
             return {k: walk(x) for k, x in v.items()}
-        if type(v).__name__ == "Tensor" or isinstance(v, float):
-            changed.append(v)
-            return tensor(v) if type(v).__name__ == "Tensor" else v + 1.0
-        return v
+        if type(v).__name__ == "Tensor":
+            replaced.append(v)
+            return tensor(v)
+        return v + 1.0 if isinstance(v, float) else v
 
     result = walk(value)
-    return result if changed else tensor(__import__("torch").zeros(()))
+    return result if replaced else tensor(__import__("torch").zeros(()))
+
+
+def _model_or_none(model, args, kwargs):
+    """What the model answer returns, or None where it raises (an attack answers anyway)."""
+    try:
+        return model(*args, **kwargs)
+    except Exception:
+        return None
 
 
 def _hijack(default):
@@ -265,14 +273,15 @@ def submissions(solution: nbformat.NotebookNode) -> dict[str, nbformat.NotebookN
         "always_equal": wrap_answers(solution, EVIL_CLASSES + "if _called_by_tests():\n"
                                                "    return _AlwaysEqual()\n" + honest),
         "tensor_subclass": wrap_answers(solution, EVIL_CLASSES + "if _called_by_tests():\n"
-                                                  "    return _corrupt(_model(*args, **kwargs), "
+                                                  "    return _corrupt(_model_or_none(_model, args, kwargs), "
                                                   "lambda t: (t * 0 + 1).as_subclass(_Liar))\n" + honest),
         "pickle_result": wrap_answers(solution, EVIL_CLASSES + "if _called_by_tests():\n"
                                                 "    return _Payload()\n" + honest),
         "pickle_reply": first(wrap_answers(solution, honest), EVIL_CLASSES + PICKLE_REPLY),
         "redirects_the_checker": first(wrap_answers(solution, honest), REDIRECT_CHECKER),
         "patches_comparisons": wrap_answers(solution, "if _called_by_tests():\n" + PATCH_COMPARISONS.replace(
-            "\n", "\n    ") + "\n    return _corrupt(_model(*args, **kwargs), lambda t: t + 1)\n" + honest),
+            "\n", "\n    ") + "\n    return _corrupt(_model_or_none(_model, args, kwargs), lambda t: t + 1)\n"
+                                                      + honest),
     }
 
 
