@@ -7,8 +7,9 @@ registers the comm target :data:`~coursetools.checker_names.COMM_TARGET`, which 
 which ipykernel hands to :func:`_serve` without running a cell (no history, no execution count);
 :func:`_serve` connects to the checker's socket, and each time the block uses a name of the
 notebook the checker sends a request on it, :func:`answer` answers it, and the reply goes back on
-it, until the checker ends the block. A request and a reply are plain data (:mod:`coursetools.wire`): what a
-student's code can learn from them is the inputs its functions are called with.
+it, until the checker ends the block. A request and a reply are plain data
+(:mod:`coursetools.wire`): what a student's code can learn from them is the inputs its functions
+are called with.
 
 :func:`answer` answers:
 

@@ -4,8 +4,8 @@ Set as nbgrader's autograde ``Execute`` step in ``nbgrader_config.py``. Before t
 cell the kernel imports :mod:`coursetools.bridge`. Each graded cell's *visible* part (its source
 without the ``### BEGIN HIDDEN TESTS`` block) runs in the kernel; if it passed, the hidden block
 runs in a :class:`~coursetools.checker.Checker` in this process, whose calls into the kernel are
-messages to the kernel's bridge over nbclient's client (:mod:`coursetools.kernel_link`: no cell, no history;
-the cell's time limit is shared by the visible part and every call of the hidden one, and a call
+messages to the kernel's bridge (:mod:`coursetools.kernel_link`: no cell, no history; the cell's
+time limit is shared by the visible part and every call of the hidden one, and a call
 past it is interrupted; a dead kernel is a dead kernel, ``DeadKernelError``). A failed hidden
 check becomes an ``error`` output of the cell (the check's message, never the
 hidden source), so nbgrader's scores, gradebook and feedback work unchanged. The autograded
@@ -22,7 +22,8 @@ from nbclient.exceptions import DeadKernelError
 from nbgrader.preprocessors import Execute
 
 from coursetools.cells import nbgrader_meta
-from coursetools.checker import BRIDGE_IMPORT, Checker, CheckTimeout, split_hidden_block
+from coursetools.checker import BRIDGE_IMPORT, Checker, CheckTimeout
+from coursetools.hidden import split_hidden_block
 from coursetools.kernel_link import KernelLink
 
 

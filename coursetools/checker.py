@@ -45,7 +45,6 @@ import numbers
 import pickle
 import symtable
 import sys
-import textwrap
 import time
 import types
 from collections.abc import Callable
@@ -57,7 +56,6 @@ from IPython.core.inputtransformer2 import TransformerManager
 
 from coursetools import checks, wire
 from coursetools.checker_names import LOCKED_MODULE
-from coursetools.hidden import parse_blocks
 from coursetools.tamper import TamperingError, torch_original
 
 BRIDGE_IMPORT = '__import__("coursetools.bridge") and None'
@@ -73,17 +71,6 @@ class CheckTimeout(Exception):
 
 class KernelUnanswered(AssertionError):
     """The kernel gave no valid reply to the tests (its bridge was broken or replaced)."""
-
-
-def split_hidden_block(source: str) -> tuple[str, str]:
-    """(the cell without its hidden blocks and their markers, the hidden lines dedented)."""
-    visible, hidden = [], []
-    for role, line in parse_blocks(source):
-        if role == "outside":
-            visible.append(line)
-        elif role == "inside":
-            hidden.append(line)
-    return "\n".join(visible), textwrap.dedent("\n".join(hidden))
 
 
 # --- references to the kernel's objects -----------------------------------------------------
@@ -266,10 +253,10 @@ def _checks_module(checker: "Checker") -> types.ModuleType:
     module = types.ModuleType("coursetools.checks")
     untouched = {**vars(checks), "verify_untampered": lambda: None}
     for name in checks.__all__:
-        value = getattr(checks, name)
-        if type(value) is types.FunctionType and value.__globals__ is vars(checks):
-            value = types.FunctionType(value.__code__, untouched, value.__name__, value.__defaults__, value.__closure__)
-            value.__kwdefaults__ = getattr(checks, name).__kwdefaults__
+        value = original = getattr(checks, name)
+        if type(original) is types.FunctionType and original.__globals__ is vars(checks):
+            value = types.FunctionType(original.__code__, untouched, name, original.__defaults__, original.__closure__)
+            value.__kwdefaults__ = original.__kwdefaults__
         module.__dict__[name] = value
     module.verify_untampered = lambda: checker.request("verify")
     module.forbid, module.refuse = checker.rules.forbid, checker.rules.refuse

@@ -37,7 +37,7 @@ from typing import Any
 from nbformat.notebooknode import NotebookNode
 
 from coursetools.cells import is_autograded_test, nbgrader_meta
-from coursetools.hidden import parse_blocks
+from coursetools.hidden import split_hidden_block
 
 DECLARATION = "# checks:"
 SHOWN_KINDS = ("property", "edge", "bound")  # their detail must be written in a visible test
@@ -57,17 +57,6 @@ class Exercise:
     hidden: list[tuple[str, str]] = field(default_factory=list)  # (test grade_id, hidden code)
 
 
-def split_test(source: str) -> tuple[str, str]:
-    """(visible code, hidden code) of a test cell's source."""
-    visible, hidden = [], []
-    for role, line in parse_blocks(source):
-        if role == "inside":
-            hidden.append(line)
-        elif role == "outside":
-            visible.append(line)
-    return "\n".join(visible), "\n".join(hidden)
-
-
 def exercises(nb: NotebookNode) -> list[Exercise]:
     """The exercises of ``nb`` in order, each with the cells up to the next ``## `` heading."""
     found: list[Exercise] = []
@@ -83,7 +72,7 @@ def exercises(nb: NotebookNode) -> list[Exercise]:
             if current is not None:
                 current.instructions.append(cell.source)
         elif current is not None and is_autograded_test(cell):
-            visible, hidden = split_test(cell.source)
+            visible, hidden = split_hidden_block(cell.source)
             current.visible.append(visible)
             current.hidden.append((meta["grade_id"], hidden))
     return found

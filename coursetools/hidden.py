@@ -16,6 +16,7 @@ with the quotes replaced (:func:`redact`).
 
 from __future__ import annotations
 
+import textwrap
 from typing import Literal
 
 from bs4 import BeautifulSoup
@@ -73,6 +74,17 @@ def split_hidden(source: str) -> tuple[str, list[str]]:
         elif role == "outside":
             shown.append(line)
     return "\n".join(shown), hidden
+
+
+def split_hidden_block(source: str) -> tuple[str, str]:
+    """(the cell without its hidden blocks and their markers, the hidden lines dedented)."""
+    visible, hidden = [], []
+    for role, line in parse_blocks(source):
+        if role == "outside":
+            visible.append(line)
+        elif role == "inside":
+            hidden.append(line)
+    return "\n".join(visible), textwrap.dedent("\n".join(hidden))
 
 
 def hidden_lines(nb: NotebookNode) -> set[str]:

@@ -25,7 +25,8 @@ from jupyter_client.manager import start_new_kernel
 from nbformat import NotebookNode
 
 from coursetools.cells import is_autograded_test, nbgrader_meta
-from coursetools.checker import BRIDGE_IMPORT, Checker, CheckTimeout, split_hidden_block
+from coursetools.checker import BRIDGE_IMPORT, Checker, CheckTimeout
+from coursetools.hidden import split_hidden_block
 from coursetools.kernel_link import KernelLink
 
 

@@ -16,7 +16,8 @@ import pytest
 import torch
 
 from coursetools import wire
-from coursetools.checker import _names, split_hidden_block
+from coursetools.checker import _names
+from coursetools.hidden import split_hidden_block
 from coursetools.layout import REPO_ROOT
 
 
