@@ -38,11 +38,11 @@ check: $(STAMP)  ## after every change: ruff, then the fast tests (not marked sl
 
 # make release [A=ch01_tokens] [ARGS=--force]: an assignment whose source has not changed is skipped.
 release: $(STAMP)  ## lint, regenerate notebooks/ (all, or A=<id>), fail unless the model solution earns every point
-	$(BIN)/python -m coursetools.lint $(A)
-	$(BIN)/python -m coursetools.release $(A) $(ARGS)
+	$(BIN)/python -m coursetools.authoring.lint $(A)
+	$(BIN)/python -m coursetools.authoring.release $(A) $(ARGS)
 
 student: release  ## build the student edition: dist/student/ and dist/student.zip (BOOK_URL=... names the book)
-	$(BIN)/python -m coursetools.student $(if $(BOOK_URL),--book-url $(BOOK_URL))
+	$(BIN)/python -m coursetools.authoring.student $(if $(BOOK_URL),--book-url $(BOOK_URL))
 
 serve:  ## serve the built book on http://127.0.0.1:$(PORT)
 	@test -f _build/html/index.html || { echo "no book yet: run 'make book' first"; exit 1; }

@@ -1,7 +1,7 @@
 """nbgrader configuration for the course (nbgrader 0.9.6).
 
 The repository is the course directory: instructor sources in ``solutions/`` (each assignment's
-``<id>.md`` text source and the ``<id>.ipynb`` generated from it, see ``coursetools/sources.py``),
+``<id>.md`` text source and the ``<id>.ipynb`` generated from it, see ``coursetools/authoring/sources.py``),
 student releases in ``notebooks/``; everything grading produces lives under the git-ignored
 ``grading/``. Each setting below answers a behaviour of nbgrader 0.9 measured on this course's
 machines; ``coursetools/README.md`` lists those facts.
@@ -38,24 +38,24 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # PATH in the course's virtual environment, so a custom kernel name cannot break grading.
 c.ExecutePreprocessor.kernel_name = "python3"
 # Per-cell limit. The slowest solution cell runs in a few seconds; an infinite loop costs at
-# most this many seconds per remaining cell (see coursetools.grading for the notebook cap).
+# most this many seconds per remaining cell (see coursetools.grading.autograde for the notebook cap).
 c.ExecutePreprocessor.timeout = 30
 c.ExecutePreprocessor.interrupt_on_timeout = True
 # Every student's kernel runs in a bubblewrap box of its own: it sees the Python environment and
 # the course's packages read-only, a scratch copy of its own folder, no other file of the course,
 # no network, no other process, under limits of memory, processes and bytes written
-# (coursetools/sandbox.py says what and why). Without bwrap no kernel starts; `course grade
+# (coursetools/grading/sandbox.py says what and why). Without bwrap no kernel starts; `course grade
 # --unsafe-no-sandbox` swaps in jupyter_client's unconfined AsyncKernelManager.
-c.ExecutePreprocessor.kernel_manager_class = "coursetools.sandbox.ConfinedKernelManager"
+c.ExecutePreprocessor.kernel_manager_class = "coursetools.grading.sandbox.ConfinedKernelManager"
 # Once the last cell has run, the box is killed (its processes with it), not asked to shut down:
 # a graceful shutdown waited ~0.9 s per student for the kernel's own exit, which grading has no use for.
 c.ExecutePreprocessor.shutdown_kernel = "immediate"
 # Hidden tests run outside the student's kernel: each graded cell's visible part runs in the
 # kernel, its hidden block in a checker in the autograde process, which reaches the kernel only
-# through calls carrying plain data (coursetools/checker.py, coursetools/bridge.py).
+# through calls carrying plain data (coursetools/checker/runner.py, coursetools/checks/bridge.py).
 from nbgrader.converters.autograde import Autograde  # noqa: E402
 
-from coursetools.checked_execute import CheckedExecute  # noqa: E402
+from coursetools.grading.checked_execute import CheckedExecute  # noqa: E402
 
 # Anything on stderr (torch's UserWarnings, a student's print to stderr) would zero a test
 # cell. Errors are what fail a test, so stderr streams are dropped before grades are taken.
@@ -64,7 +64,7 @@ c.IgnorePattern.pattern = r"[\s\S]"
 # A deleted test cell comes back (and is graded) instead of leaving the grade empty.
 c.OverwriteCells.add_missing_cells = True
 # Huge printed outputs are cut before they reach the gradebook and feedback: in lines by nbgrader,
-# and in bytes per cell by the course (coursetools/output_cap.py: the cut is said where it happens,
+# and in bytes per cell by the course (coursetools/grading/output_cap.py: the cut is said where it happens,
 # and the student flagged `output cut`); the bytes also while the cell runs, since nbclient holds a
 # cell's whole output in memory until it ends.
 c.LimitOutput.max_lines = 200
@@ -73,8 +73,8 @@ c.CapOutputBytes.max_bytes = 300_000
 
 from nbgrader.preprocessors import LimitOutput  # noqa: E402
 
-from coursetools.nbgrader_plugins import ExplainTimeouts  # noqa: E402
-from coursetools.output_cap import CapOutputBytes, CappedKernelClient  # noqa: E402
+from coursetools.grading.nbgrader_plugins import ExplainTimeouts  # noqa: E402
+from coursetools.grading.output_cap import CapOutputBytes, CappedKernelClient  # noqa: E402
 
 c.ConfinedKernelManager.client_factory = CappedKernelClient
 # After execution: a cell stopped at the time limit says the limit and what to do; then the cap.
@@ -86,11 +86,11 @@ c.Autograde.autograde_preprocessors = [*_autograde[:_after_limit], ExplainTimeou
                                        *_autograde[_after_limit:]]
 
 # --- the text every assignment shares -------------------------------------------------------------
-# "How grading works" is written once (coursetools/how_grading_works.md) and put into each release
+# "How grading works" is written once (coursetools/grading/how_grading_works.md) and put into each release
 # where the source says <!-- include: how grading works -->, with the time limit set above.
 from nbgrader.converters.generate_assignment import GenerateAssignment  # noqa: E402
 
-from coursetools.nbgrader_plugins import IncludeGradingRules  # noqa: E402
+from coursetools.grading.nbgrader_plugins import IncludeGradingRules  # noqa: E402
 
 c.GenerateAssignment.preprocessors = [IncludeGradingRules,
                                       *GenerateAssignment.class_traits()["preprocessors"].default()]
@@ -101,7 +101,7 @@ c.IncludeGradingRules.cell_timeout = c.ExecutePreprocessor.timeout
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import GetGrades  # noqa: E402
 
-from coursetools.nbgrader_plugins import FeedbackExporter, HideHiddenTests, NameGradedCells  # noqa: E402
+from coursetools.grading.nbgrader_plugins import FeedbackExporter, HideHiddenTests, NameGradedCells  # noqa: E402
 
 # NameGradedCells: the page's table of contents names each exercise as the notebook does, and a
 # note says which given cells the student edited or deleted (put back before grading).

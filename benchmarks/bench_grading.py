@@ -6,7 +6,7 @@ A third of the class submits the solution, a third the untouched release, a thir
 whose first answer loops forever (each costs one cell timeout); one more student's notebook
 ignores SIGINT and loops (the hostile worst case: killed at the notebook timeout). Prints seconds
 per student-notebook, the class total and the worst case. Runs in a temporary course copy, each
-kernel in its sandbox (``coursetools.sandbox``) unless ``--unsafe-no-sandbox``, to compare.
+kernel in its sandbox (``coursetools.grading.sandbox``) unless ``--unsafe-no-sandbox``, to compare.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from coursetools import grading  # noqa: E402
-from coursetools.layout import Course  # noqa: E402
+from coursetools.common.layout import Course  # noqa: E402
 
 from course_helpers import CourseCopy, answered, cells_of  # noqa: E402
 

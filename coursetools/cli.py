@@ -19,18 +19,27 @@ from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 
-from coursetools import grading
-from coursetools.collect import collect_folder, collect_zip, read_submission_times
-from coursetools.exports import class_table, export, submission_time
-from coursetools.gradebook import flag_submissions, unflag_submission
-from coursetools.layout import CONFIG_FILE, Course
-from coursetools.outcomes import CLEARED, KEPT, OK, reviewed
-from coursetools.penalty import record_late_penalty
-from coursetools.release import check_assignment
-from coursetools.report import write_report
-from coursetools.sandbox import SandboxUnavailable
-from coursetools.state import DUE, LMS_IDS, REVIEWS, TIMES, load_state, merge_state, student_records, update_state
-from coursetools.uploads import write_uploads
+from coursetools.authoring.release import check_assignment
+from coursetools.common.layout import CONFIG_FILE, Course
+from coursetools.grading import autograde
+from coursetools.grading.collect import collect_folder, collect_zip, read_submission_times
+from coursetools.grading.gradebook import flag_submissions, unflag_submission
+from coursetools.grading.outcomes import CLEARED, KEPT, OK, reviewed
+from coursetools.grading.penalty import record_late_penalty
+from coursetools.grading.sandbox import SandboxUnavailable
+from coursetools.grading.state import (
+    DUE,
+    LMS_IDS,
+    REVIEWS,
+    TIMES,
+    load_state,
+    merge_state,
+    student_records,
+    update_state,
+)
+from coursetools.reports.exports import class_table, export, submission_time
+from coursetools.reports.report import write_report
+from coursetools.reports.uploads import write_uploads
 
 
 def _grade(course: Course, args: argparse.Namespace) -> int:
@@ -62,7 +71,7 @@ def _grade(course: Course, args: argparse.Namespace) -> int:
         merge_state(course, args.assignment, TIMES, times)
         print(f"submission times of {len(times)} students read from {args.times}")
     try:
-        outcomes = grading.grade(course, args.assignment, args.student or None, force=args.force, jobs=args.jobs,
+        outcomes = autograde.grade(course, args.assignment, args.student or None, force=args.force, jobs=args.jobs,
                                  cell_timeout=args.cell_timeout, notebook_timeout=args.notebook_timeout,
                                  confine=not args.unsafe_no_sandbox)
     except SandboxUnavailable as error:
@@ -107,7 +116,7 @@ def _feedback(course: Course, args: argparse.Namespace) -> int:
               "or add --ready-only to write feedback only for the students whose grading is complete.",
               file=sys.stderr)
         return 1
-    files, withheld = grading.feedback(course, args.assignment)
+    files, withheld = autograde.feedback(course, args.assignment)
     held_back = []
     for student in pending:  # --ready-only: nobody gets a page with an answer still ungraded
         for page in course.folder("feedback", args.assignment, student).glob("*.html"):
@@ -203,7 +212,7 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--force", action="store_true", help="grade again students already graded")
     grade.add_argument("--jobs", type=int, default=2, help="students graded at once (default 2)")
     grade.add_argument("--cell-timeout", type=int, help="seconds per cell (default: nbgrader_config.py, 30)")
-    grade.add_argument("--notebook-timeout", type=float, default=grading.DEFAULT_NOTEBOOK_TIMEOUT,
+    grade.add_argument("--notebook-timeout", type=float, default=autograde.DEFAULT_NOTEBOOK_TIMEOUT,
                        help="seconds per student notebook before it is killed and marked 'timed out'")
     grade.add_argument("--unsafe-no-sandbox", action="store_true",
                        help="grade without bubblewrap: student code can read and change everything "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from coursetools.layout import REPO_ROOT
+from coursetools.common.layout import REPO_ROOT
 
 
 def toc_files(numbered_only: bool = False) -> list[str]:

@@ -53,8 +53,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    from coursetools.layout import REPO_ROOT
-    from coursetools.sources import assignments
+    from coursetools.authoring.sources import assignments
+    from coursetools.common.layout import REPO_ROOT
 
     known = set(assignments(REPO_ROOT))
 

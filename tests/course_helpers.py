@@ -13,13 +13,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursetools import sources
-from coursetools.cells import is_autograded_test, nbgrader_meta
-from coursetools.hidden import HIDDEN_MARKERS, MARKERS, SOLUTION_MARKERS, parse_blocks, visible_text
-from coursetools.layout import REPO_ROOT, Course, run_nbgrader
-from coursetools.nbgrader_plugins import mathjax_script
-from coursetools.sandbox import SandboxUnavailable
-from coursetools.sandbox import check as check_sandbox
+from coursetools.authoring import sources
+from coursetools.common.cells import is_autograded_test, nbgrader_meta
+from coursetools.common.hidden import HIDDEN_MARKERS, MARKERS, SOLUTION_MARKERS, parse_blocks, visible_text
+from coursetools.common.layout import REPO_ROOT, Course, run_nbgrader
+from coursetools.grading.nbgrader_plugins import mathjax_script
+from coursetools.grading.sandbox import SandboxUnavailable
+from coursetools.grading.sandbox import check as check_sandbox
 
 HIDDEN_LINE = "assert add(40, 2) == 42, 'add is wrong for larger numbers'"
 
@@ -305,7 +305,7 @@ def public_lines() -> set[str]:
     """Lines anyone may read: the library's source, the course's modules students get
     (``student.COURSE_MODULES``: the checks and their tamper guard), the book's chapter pages
     (``book/*.md``, printed in the book) and the visible cells of every notebook."""
-    from coursetools.student import COURSE_MODULES
+    from coursetools.authoring.student import COURSE_MODULES
 
     lines: set[str] = set()
     for path in [*(REPO_ROOT / "transformer_lib").rglob("*.py"),

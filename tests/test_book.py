@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from coursetools.layout import REPO_ROOT, nbgrader_env
-from coursetools.sources import assignments
+from coursetools.authoring.sources import assignments
+from coursetools.common.layout import REPO_ROOT, nbgrader_env
 
 from book_helpers import chapter_pages, toc_files
 from course_helpers import leaked_lines, public_lines, secret_lines, source_notebook

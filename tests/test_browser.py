@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from coursetools.layout import REPO_ROOT
+from coursetools.common.layout import REPO_ROOT
 
 from book_helpers import chapter_pages, toc_files
 from browser_helpers import UNRENDERED_MATHS, chromium, offline_page, remote

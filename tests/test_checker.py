@@ -1,7 +1,7 @@
 """The checker that runs hidden tests outside the student's kernel, and the plain data it reads.
 
-The format (:mod:`coursetools.wire`) and the name analysis are tested without a kernel; the
-checker itself against a real ``python3`` kernel (:class:`~coursetools.session.KernelSession`,
+The format (:mod:`coursetools.checks.wire`) and the name analysis are tested without a kernel; the
+checker itself against a real ``python3`` kernel (:class:`~coursetools.devtools.session.KernelSession`,
 the path the wrong-answer tests and the mutants use; grading goes through nbgrader's ``Execute``
 with the same :class:`~coursetools.checker.Checker`).
 """
@@ -15,10 +15,10 @@ import time
 import pytest
 import torch
 
-from coursetools import wire
-from coursetools.checker import _names
-from coursetools.hidden import split_hidden_block
-from coursetools.layout import REPO_ROOT
+from coursetools.checker.runner import _names
+from coursetools.checks import wire
+from coursetools.common.hidden import split_hidden_block
+from coursetools.common.layout import REPO_ROOT
 
 
 def test_plain_data_crosses_both_ways():
@@ -188,7 +188,7 @@ SECRET_MARK_12345 = 1
 
 @pytest.fixture(scope="module")
 def kernel():
-    from coursetools.session import KernelSession
+    from coursetools.devtools.session import KernelSession
 
     with KernelSession(REPO_ROOT, timeout=60) as session:
         assert session.run(SETUP, locked=True).passed
@@ -221,7 +221,7 @@ def test_a_visible_failure_skips_the_hidden_block(kernel):
 
 @pytest.mark.slow
 def test_a_replaced_bridge_gives_no_points(kernel):
-    assert kernel.run("import coursetools.bridge as b\nb.answer = lambda text: None").passed
+    assert kernel.run("import coursetools.checks.bridge as b\nb.answer = lambda text: None").passed
     try:
         outcome = kernel.run("### BEGIN HIDDEN TESTS\nassert_equal(double(2), 4)\n### END HIDDEN TESTS", locked=True)
         assert not outcome.passed and "did not answer" in outcome.reason
@@ -231,7 +231,7 @@ def test_a_replaced_bridge_gives_no_points(kernel):
 
 @pytest.mark.slow
 def test_a_bridge_that_leaves_after_saying_it_serves_gives_no_points(kernel):
-    assert kernel.run("import coursetools.bridge as b, zmq\n\n"
+    assert kernel.run("import coursetools.checks.bridge as b, zmq\n\n"
                       "def half(data):\n"
                       "    s = zmq.Context.instance().socket(zmq.PAIR)\n"
                       "    s.connect(data['serve'])\n"
@@ -249,7 +249,7 @@ def test_a_bridge_that_leaves_after_saying_it_serves_gives_no_points(kernel):
 
 @pytest.mark.slow
 def test_a_call_that_never_returns_is_stopped_at_the_limit_and_a_dead_kernel_is_dead():
-    from coursetools.session import KernelSession
+    from coursetools.devtools.session import KernelSession
 
     with KernelSession(REPO_ROOT, timeout=4) as session:
         assert session.run(SETUP, locked=True).passed

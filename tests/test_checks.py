@@ -1,4 +1,4 @@
-"""Unit tests of coursetools.checks and its tamper guard, coursetools.tamper: each attack a hostile
+"""Unit tests of coursetools.checks and its tamper guard, coursetools.checks.tamper: each attack a hostile
 notebook could make, in-process.
 
 Every test undoes its tampering (pytest's ``monkeypatch``), so the module's snapshot stays valid
@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 import coursetools.checks as checks
-import coursetools.tamper as tamper
+import coursetools.checks.tamper as tamper
 import transformer_lib
 import transformer_lib.tokens as tokens
 from coursetools.checks import (
@@ -134,7 +134,7 @@ def test_import_returns_originals_even_if_module_dict_is_edited(monkeypatch):
         verify_untampered()
 
 
-@pytest.mark.parametrize("name", ["coursetools.checks", "coursetools.tamper"])
+@pytest.mark.parametrize("name", ["coursetools.checks", "coursetools.checks.tamper"])
 def test_replacing_the_module_is_detected(monkeypatch, name):
     monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
     with pytest.raises(TamperingError, match=f"module {name} itself"):
@@ -339,8 +339,9 @@ def test_torch_dynamo_patching_nn_module_is_not_tampering():
     Run in a fresh interpreter: the patch is process-wide."""
     script = """
 import torch
-from coursetools import checks, tamper
-from coursetools.checker import _qualified
+from coursetools import checks
+from coursetools.checks import tamper
+from coursetools.checker.runner import _qualified
 from torch._dynamo.mutation_guard import install_generation_tagging_init
 install_generation_tagging_init()
 assert torch.nn.Module.__init__.__code__.co_filename.startswith(tamper._TORCH_DIR)

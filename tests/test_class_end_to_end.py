@@ -36,15 +36,15 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursetools import grading
-from coursetools.cells import cell_titles, graded_cells
-from coursetools.hidden import HIDDEN_MARKERS, hidden_lines, visible_text
-from coursetools.layout import REPO_ROOT
-from coursetools.outcomes import CELL_TIMED_OUT, OK, TAMPERED
-from coursetools.release import release, solution_shortfalls
-from coursetools.scan import locked_changes_in
-from coursetools.sources import read_text_source, text_source
-from coursetools.state import load_state
+from coursetools.authoring.release import release, solution_shortfalls
+from coursetools.authoring.sources import read_text_source, text_source
+from coursetools.common.cells import cell_titles, graded_cells
+from coursetools.common.hidden import HIDDEN_MARKERS, hidden_lines, visible_text
+from coursetools.common.layout import REPO_ROOT
+from coursetools.grading import autograde
+from coursetools.grading.outcomes import CELL_TIMED_OUT, OK, TAMPERED
+from coursetools.grading.scan import locked_changes_in
+from coursetools.grading.state import load_state
 
 from course_helpers import CourseCopy, answered, cells_of, exercises, leaked_lines, with_cells
 
@@ -137,7 +137,7 @@ def graded(tmp_path_factory):
     start = time.monotonic()
     course_copy = CourseCopy.create(tmp_path_factory.mktemp("class"), A)
     root, course = course_copy.root, course_copy.course
-    first_release = grading.prepare(course, A)
+    first_release = autograde.prepare(course, A)
     released = course.notebook("release", A)
     released.parent.mkdir(parents=True)
     released.write_text(nbformat.writes(first_release), encoding="utf-8")

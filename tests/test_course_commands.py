@@ -14,10 +14,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from coursetools.authoring.release import SHARED_INPUTS, check_assignment, earlier_releases, release_inputs_sha
+from coursetools.authoring.student import readme
 from coursetools.cli import find_course_root, main
-from coursetools.layout import REPO_ROOT
-from coursetools.release import SHARED_INPUTS, check_assignment, earlier_releases, release_inputs_sha
-from coursetools.student import readme
+from coursetools.common.layout import REPO_ROOT
 
 
 def test_course_grades_the_course_it_is_run_in(tmp_path, monkeypatch):

@@ -17,10 +17,10 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from coursetools import grading
-from coursetools.cells import nbgrader_meta
-from coursetools.nbgrader_plugins import put_back_lines
-from coursetools.scan import locked_cell_changes, locked_changes_in
+from coursetools.common.cells import nbgrader_meta
+from coursetools.grading import autograde
+from coursetools.grading.nbgrader_plugins import put_back_lines
+from coursetools.grading.scan import locked_cell_changes, locked_changes_in
 
 from course_helpers import HIDDEN_LINE, CourseCopy, require_sandbox
 
@@ -80,11 +80,11 @@ def pages(tmp_path_factory) -> dict[str, str]:
     """Each student's feedback page: ``honest`` (answered, nothing else touched) and ``edits``."""
     require_sandbox()
     copy_ = CourseCopy.create(tmp_path_factory.mktemp("course"), A, source_text=SOURCE)
-    release = grading.prepare(copy_.course, A)
+    release = autograde.prepare(copy_.course, A)
     copy_.submit("honest", answered(release))
     copy_.submit("edits", tampered(release))
-    grading.grade(copy_.course, A, progress=lambda _: None)
-    files, withheld = grading.feedback(copy_.course, A)
+    autograde.grade(copy_.course, A, progress=lambda _: None)
+    files, withheld = autograde.feedback(copy_.course, A)
     assert len(files) == 2 and not withheld, (files, withheld)
     return {student: copy_.course.feedback_page(A, student).read_text(encoding="utf-8")
             for student in ("honest", "edits")}

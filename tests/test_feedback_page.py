@@ -14,8 +14,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from coursetools import grading
-from coursetools.nbgrader_plugins import mathjax_script
+from coursetools.grading import autograde
+from coursetools.grading.nbgrader_plugins import mathjax_script
 
 from browser_helpers import UNRENDERED_MATHS, chromium, offline_page, remote
 from course_helpers import TINY_SOURCE, CourseCopy, require_sandbox
@@ -62,10 +62,10 @@ def page_alone(tmp_path_factory):
     """One student's feedback page, copied alone into an empty folder."""
     require_sandbox()
     copy_ = CourseCopy.create(tmp_path_factory.mktemp("feedback"), "tiny", source_text=TINY_SOURCE + MATHS)
-    release = grading.prepare(copy_.course, "tiny")
+    release = autograde.prepare(copy_.course, "tiny")
     copy_.submit("jdoe", release)
-    grading.grade(copy_.course, "tiny", progress=lambda _: None)
-    pages, withheld = grading.feedback(copy_.course, "tiny")
+    autograde.grade(copy_.course, "tiny", progress=lambda _: None)
+    pages, withheld = autograde.feedback(copy_.course, "tiny")
     assert len(pages) == 1 and not withheld, (pages, withheld)
     alone = tmp_path_factory.mktemp("handed_back") / pages[0].name
     shutil.copy(pages[0], alone)

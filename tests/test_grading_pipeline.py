@@ -13,11 +13,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursetools import grading
 from coursetools.cli import main
-from coursetools.collect import collect_folder
-from coursetools.layout import Course
-from coursetools.state import UNMATCHED, load_state
+from coursetools.common.layout import Course
+from coursetools.grading import autograde
+from coursetools.grading.collect import collect_folder
+from coursetools.grading.state import UNMATCHED, load_state
 
 from course_helpers import TINY_SOURCE, CourseCopy, require_sandbox
 
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> Course:
     copy_ = CourseCopy.create(tmp_path_factory.mktemp("collect"), "tiny", source_text=TINY_SOURCE)
-    grading.prepare(copy_.course, "tiny")
+    autograde.prepare(copy_.course, "tiny")
     return copy_.course
 
 

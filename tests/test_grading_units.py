@@ -17,9 +17,9 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from nbgrader.utils import compute_checksum
 
-from coursetools.cells import GradedCell, graded_cells
-from coursetools.exports import ClassTable, class_row, csv_rows, lateness, write_csv
-from coursetools.hidden import (
+from coursetools.authoring.lint import lint_notebook
+from coursetools.common.cells import GradedCell, graded_cells
+from coursetools.common.hidden import (
     HIDDEN_PLACEHOLDER,
     REDACTED,
     SOLUTION_MARKERS,
@@ -30,10 +30,9 @@ from coursetools.hidden import (
     split_hidden,
     visible_text,
 )
-from coursetools.layout import REPO_ROOT, Course, course_directory
-from coursetools.lint import lint_notebook
-from coursetools.nbgrader_plugins import HideHiddenTests
-from coursetools.outcomes import (
+from coursetools.common.layout import REPO_ROOT, Course, course_directory
+from coursetools.grading.nbgrader_plugins import HideHiddenTests
+from coursetools.grading.outcomes import (
     CELL_TIMED_OUT,
     KERNEL_DIED,
     MANUAL,
@@ -49,8 +48,9 @@ from coursetools.outcomes import (
     last_error_line,
     tampering_seen_by_tests,
 )
-from coursetools.report import ExerciseStats, exercise_stats, histogram_svg, render
-from coursetools.scan import locked_cell_changes, suspicious_code
+from coursetools.grading.scan import locked_cell_changes, suspicious_code
+from coursetools.reports.exports import ClassTable, class_row, csv_rows, lateness, write_csv
+from coursetools.reports.report import ExerciseStats, exercise_stats, histogram_svg, render
 
 HIDDEN_LINE = "assert add(40, 2) == 42, 'add is wrong for larger numbers'"
 TEST_SOURCE = f"""assert add(1, 1) == 2

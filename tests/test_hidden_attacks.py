@@ -1,6 +1,6 @@
 """Hostile submissions that go after the hidden tests themselves, graded by the real pipeline.
 
-Hidden tests run in a checker outside the student's kernel (``coursetools/checker.py``); the
+Hidden tests run in a checker outside the student's kernel (``coursetools/checker/runner.py``); the
 kernel only answers calls with plain data. Each submission below tries to read the hidden tests
 (IPython's history, ``linecache``, ``inspect.stack()``, code objects found by ``gc``, callers'
 frames and globals, files) or to fool them (references found in callers' frames, an object whose
@@ -28,10 +28,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from coursetools.authoring.sources import assignments
 from coursetools.cli import main
-from coursetools.hidden import hidden_lines
-from coursetools.layout import REPO_ROOT
-from coursetools.sources import assignments
+from coursetools.common.hidden import hidden_lines
+from coursetools.common.layout import REPO_ROOT
 
 from course_helpers import CourseCopy, answered, cells_of, public_lines, require_sandbox
 
@@ -232,7 +232,7 @@ _torch.Tensor.__eq__ = lambda self, other: _torch.ones((), dtype=_torch.bool)
 
 PICKLE_REPLY = r'''
 import pickle as _pickle
-import coursetools.bridge as _bridge
+import coursetools.checks.bridge as _bridge
 
 
 def _answer(text):  # a pickle where the checker reads torch.save bytes
@@ -246,7 +246,7 @@ _bridge.answer = _answer
 # the box: a grader that connected where the kernel points (the grader runs unconfined) would
 # connect there for the notebook. The grader only listens.
 REDIRECT_CHECKER = r'''
-import coursetools.bridge as _bridge
+import coursetools.checks.bridge as _bridge
 
 
 def _serve(data):

@@ -14,15 +14,15 @@ import time
 import nbformat
 import pytest
 
-from coursetools import grading
+from coursetools.authoring.sources import assignments
 from coursetools.cli import main
-from coursetools.hidden import HIDDEN_MARKERS, hidden_lines, visible_text
-from coursetools.layout import REPO_ROOT
-from coursetools.nbgrader_plugins import timeout_message
-from coursetools.outcomes import CELL_TIMED_OUT, KERNEL_DIED, MISSING, OK, OUTPUT_CUT, TAMPERED, TIMED_OUT
-from coursetools.output_cap import DROPPED_KEY, noted_bytes
-from coursetools.sources import assignments
-from coursetools.state import load_state
+from coursetools.common.hidden import HIDDEN_MARKERS, hidden_lines, visible_text
+from coursetools.common.layout import REPO_ROOT
+from coursetools.grading import autograde
+from coursetools.grading.nbgrader_plugins import timeout_message
+from coursetools.grading.outcomes import CELL_TIMED_OUT, KERNEL_DIED, MISSING, OK, OUTPUT_CUT, TAMPERED, TIMED_OUT
+from coursetools.grading.output_cap import DROPPED_KEY, noted_bytes
+from coursetools.grading.state import load_state
 
 from course_helpers import CourseCopy, answered, autograded_test_ids, cells_of, leaked_lines, require_sandbox
 
@@ -141,7 +141,7 @@ def graded(request, tmp_path_factory):
     assignment = request.param
     copy_ = CourseCopy.create(tmp_path_factory.mktemp(assignment), assignment)
     course = copy_.course
-    release = grading.prepare(course, assignment)
+    release = autograde.prepare(course, assignment)
     solution = nbformat.read(copy_.source, as_version=4)
     for student, nb in submissions(solution, release, assignment).items():
         if nb is None:
@@ -288,8 +288,8 @@ def test_a_second_run_resumes_and_force_regrades_only_who_is_asked(graded):
     copy_ = graded[0]
     course = copy_.course
     before = copy_.scores("solution")
-    assert grading.grade(course, copy_.assignment, progress=lambda _: None) == {}, "nothing left to grade"
-    again = grading.grade(course, copy_.assignment, ["no_notebook"], force=True, progress=lambda _: None)
+    assert autograde.grade(course, copy_.assignment, progress=lambda _: None) == {}, "nothing left to grade"
+    again = autograde.grade(course, copy_.assignment, ["no_notebook"], force=True, progress=lambda _: None)
     assert list(again) == ["no_notebook"]
     assert copy_.scores("solution") == before
     assert list(course.backups().glob("gradebook-*.db")), "the gradebook was not backed up"

@@ -11,16 +11,16 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from coursetools.cells import GradedCell
 from coursetools.cli import main
-from coursetools.exports import ClassTable, class_row, class_table, csv_rows, late_fields
-from coursetools.layout import REPO_ROOT, Course
-from coursetools.outcomes import MISSING, OK
-from coursetools.penalty import LatePenalty, parse_late_penalty, penalty_points, record_late_penalty
-from coursetools.report import render
-from coursetools.state import DUE as DUE_KEY
-from coursetools.state import LATE_PENALTY, SUBMITTED, load_state, update_state
-from coursetools.uploads import canvas_rows, moodle_rows
+from coursetools.common.cells import GradedCell
+from coursetools.common.layout import REPO_ROOT, Course
+from coursetools.grading.outcomes import MISSING, OK
+from coursetools.grading.penalty import LatePenalty, parse_late_penalty, penalty_points, record_late_penalty
+from coursetools.grading.state import DUE as DUE_KEY
+from coursetools.grading.state import LATE_PENALTY, SUBMITTED, load_state, update_state
+from coursetools.reports.exports import ClassTable, class_row, class_table, csv_rows, late_fields
+from coursetools.reports.report import render
+from coursetools.reports.uploads import canvas_rows, moodle_rows
 
 TEN_A_DAY = LatePenalty(10.0, "day", 50.0)
 CELLS = [GradedCell("test_add", True, 10.0), GradedCell("why", False, 5.0)]

@@ -1,8 +1,8 @@
-"""The mutants of ``coursetools/mutate.py``, without a kernel: what is changed and what is not."""
+"""The mutants of ``coursetools/devtools/mutate.py``, without a kernel: what is changed and what is not."""
 
 from __future__ import annotations
 
-from coursetools.mutate import mutants
+from coursetools.devtools.mutate import mutants
 
 SOURCE = '''def clipped_mean(x, low: int = 0):
     """Mean of x clipped below at low."""

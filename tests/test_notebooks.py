@@ -15,10 +15,10 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from coursetools.cells import nbgrader_meta
-from coursetools.hidden import HIDDEN_MARKERS, split_hidden
-from coursetools.layout import REPO_ROOT
-from coursetools.sources import assignments
+from coursetools.authoring.sources import assignments
+from coursetools.common.cells import nbgrader_meta
+from coursetools.common.hidden import HIDDEN_MARKERS, split_hidden
+from coursetools.common.layout import REPO_ROOT
 
 from course_helpers import (
     CourseCopy,

@@ -16,10 +16,10 @@ from nbgrader.preprocessors import LimitOutput, SaveAutoGrades
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from coursetools.layout import REPO_ROOT
-from coursetools.nbgrader_plugins import ExplainTimeouts, timeout_message
-from coursetools.outcomes import OUTPUT_CUT, TAMPERED, autograde_status, output_cut
-from coursetools.output_cap import (
+from coursetools.common.layout import REPO_ROOT
+from coursetools.grading.nbgrader_plugins import ExplainTimeouts, timeout_message
+from coursetools.grading.outcomes import OUTPUT_CUT, TAMPERED, autograde_status, output_cut
+from coursetools.grading.output_cap import (
     DROPPED_KEY,
     NOTE_KEY,
     CapOutputBytes,

@@ -18,7 +18,7 @@ def test_no_export_shares_its_name_with_a_submodule():
                if name in exported and not isinstance(exported[name], types.ModuleType)]
     assert not clashes, (f"transformer_lib exports {clashes} and has submodules of the same names: importing "
                          "the submodule replaces the export (python -m, a test) and the watch list of "
-                         "coursetools.tamper then reports it as tampering")
+                         "coursetools.checks.tamper then reports it as tampering")
     for name in submodules:  # and importing each one leaves the exports as they were
         importlib.import_module(f"transformer_lib.{name}")
     changed = [name for name, value in exported.items() if getattr(transformer_lib, name) is not value]

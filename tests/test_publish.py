@@ -9,7 +9,7 @@ import re
 
 import yaml
 
-from coursetools.layout import REPO_ROOT
+from coursetools.common.layout import REPO_ROOT
 
 WORKFLOW = REPO_ROOT / ".github" / "workflows" / "book.yml"
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""A hostile class graded in the sandbox (``coursetools.sandbox``): every attack fails.
+"""A hostile class graded in the sandbox (``coursetools.grading.sandbox``): every attack fails.
 
 One course copy of a tiny assignment, one ``course grade`` run over a correct student and the
 attackers below; each attack runs in the first answer cell, before the correct answer, and prints
@@ -24,10 +24,10 @@ import nbformat
 import psutil
 import pytest
 
-from coursetools import grading, sandbox
 from coursetools.cli import main
-from coursetools.outcomes import KERNEL_DIED, OK, UNCONFINED
-from coursetools.state import load_state
+from coursetools.grading import autograde, sandbox
+from coursetools.grading.outcomes import KERNEL_DIED, OK, UNCONFINED
+from coursetools.grading.state import load_state
 
 from course_helpers import TINY_SOURCE, CourseCopy, answered, cells_of, require_sandbox
 
@@ -186,7 +186,7 @@ def hostile_class(tmp_path_factory):
     with open(copy_.root / "nbgrader_config.py", "a", encoding="utf-8") as config:
         config.write("".join(f"\nc.ConfinedKernelManager.{name} = {value}" for name, value in LIMITS.items()))
     course = copy_.course
-    release = grading.prepare(course, "tiny")
+    release = autograde.prepare(course, "tiny")
     correct = answered(release, nbformat.read(copy_.source, as_version=4))
     listener = socket.create_server(("127.0.0.1", 0))
     listener.setblocking(False)
@@ -301,7 +301,7 @@ def test_grading_refuses_to_run_without_a_sandbox(tmp_path, monkeypatch, capsys)
 
 def test_unconfined_grading_is_marked_for_every_student(tmp_path):
     copy_ = CourseCopy.create(tmp_path / "course", "tiny", source_text=TINY_SOURCE)
-    release = grading.prepare(copy_.course, "tiny")
+    release = autograde.prepare(copy_.course, "tiny")
     copy_.submit("jdoe", answered(release, nbformat.read(copy_.source, as_version=4)))
     root = ["--root", str(copy_.root)]
     assert main(root + ["grade", "tiny", "--unsafe-no-sandbox"]) == 0  # a correct notebook: harmless

@@ -18,16 +18,16 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from coursetools.cells import GradedCell, cell_titles, short_title
 from coursetools.cli import main
-from coursetools.collect import collect_folder, collect_zip, read_submission_times
-from coursetools.exports import ClassTable, class_row, csv_rows, lateness, submission_time
-from coursetools.gradebook import gradebook_scores, keep_hand_grades
-from coursetools.layout import REPO_ROOT, Course
-from coursetools.outcomes import CLEARED, KEPT, OK, TAMPERED, reviewed
-from coursetools.report import render, student_links
-from coursetools.state import LMS_IDS, REVIEWS, SUBMITTED, TIMES, load_state, merge_state, update_state
-from coursetools.uploads import canvas_rows, moodle_rows
+from coursetools.common.cells import GradedCell, cell_titles, short_title
+from coursetools.common.layout import REPO_ROOT, Course
+from coursetools.grading.collect import collect_folder, collect_zip, read_submission_times
+from coursetools.grading.gradebook import gradebook_scores, keep_hand_grades
+from coursetools.grading.outcomes import CLEARED, KEPT, OK, TAMPERED, reviewed
+from coursetools.grading.state import LMS_IDS, REVIEWS, SUBMITTED, TIMES, load_state, merge_state, update_state
+from coursetools.reports.exports import ClassTable, class_row, csv_rows, lateness, submission_time
+from coursetools.reports.report import render, student_links
+from coursetools.reports.uploads import canvas_rows, moodle_rows
 
 A = "tiny"
 

@@ -1,6 +1,6 @@
 """The assignments' text sources, checked without a kernel (all of them in a few seconds).
 
-Every source passes the lint (``coursetools/lint.py``), and the lint catches each mistake it
+Every source passes the lint (``coursetools/authoring/lint.py``), and the lint catches each mistake it
 names; the generated notebook follows its source and never overwrites a hand edit; the shared
 "How grading works" reaches every release with the time limit of ``nbgrader_config.py``; the
 numbers of every model answer are computed by the ```` ```python ```` blocks in it, which run here.
@@ -18,11 +18,11 @@ import nbformat
 import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
-from coursetools import sources
-from coursetools.fairness import check_fairness
-from coursetools.layout import REPO_ROOT
-from coursetools.lint import check_names, lint, lint_notebook, rounded_tolerance_messages, shadowed_answers
-from coursetools.nbgrader_plugins import INCLUDE_RULES, IncludeGradingRules, grading_rules
+from coursetools.authoring import sources
+from coursetools.authoring.fairness import check_fairness
+from coursetools.authoring.lint import check_names, lint, lint_notebook, rounded_tolerance_messages, shadowed_answers
+from coursetools.common.layout import REPO_ROOT
+from coursetools.grading.nbgrader_plugins import INCLUDE_RULES, IncludeGradingRules, grading_rules
 
 ASSIGNMENTS = sources.assignments(REPO_ROOT)
 
@@ -271,7 +271,7 @@ def test_the_fairness_rule_names_the_exercise_and_the_kind(clean):
 
 
 def test_the_fairness_rule_compares_what_is_refused_not_how_it_is_written():
-    from coursetools.fairness import guarded_targets
+    from coursetools.authoring.fairness import guarded_targets
 
     hidden = ("import torch.nn as _nn\n_forbidden = (_nn.RNN, transformer_lib.attention.causal_mask)\n"
               "with forbid(*_forbidden):\n    pass")
@@ -290,9 +290,9 @@ def _own_numbers_questions(nb) -> list[str]:
     answer cell holds the rubric (what a right answer contains), the question since the exercise's
     heading asks about the student's own numbers, and an ungraded code cell before it runs the
     student's code (a function or class an answer cell defines) to produce them."""
-    from coursetools.cells import nbgrader_meta
-    from coursetools.fairness import _EXERCISE
-    from coursetools.lint import _code_names
+    from coursetools.authoring.fairness import _EXERCISE
+    from coursetools.authoring.lint import _code_names
+    from coursetools.common.cells import nbgrader_meta
 
     found, question, students, producing = [], [], set(), False
     for cell in nb.cells:

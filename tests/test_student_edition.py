@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from coursetools import student
-from coursetools.hidden import MARKERS
-from coursetools.layout import REPO_ROOT
-from coursetools.sources import assignments
+from coursetools.authoring import student
+from coursetools.authoring.sources import assignments
+from coursetools.common.hidden import MARKERS
+from coursetools.common.layout import REPO_ROOT
 
 from course_helpers import notebook_text, public_lines, secret_lines, source_notebook
 
@@ -81,8 +81,8 @@ def test_edition_holds_what_a_student_needs_and_no_instructor_file(edition: Path
     files = {str(p.relative_to(edition)) for p in edition.rglob("*") if p.is_file()}
     assert {f"notebooks/{a}/{a}.ipynb" for a in ASSIGNMENTS} <= files
     assert {"README.md", "pyproject.toml", "constraints.txt", "LICENSE", "transformer_lib/__init__.py"} <= files
-    assert {f for f in files if f.startswith("coursetools/")} == {"coursetools/__init__.py", "coursetools/checks.py",
-                                                                    "coursetools/tamper.py"}
+    assert {f for f in files if f.startswith("coursetools/")} == {
+        "coursetools/__init__.py", "coursetools/checks/__init__.py", "coursetools/checks/tamper.py"}
     instructor = [f for f in files if f.split("/")[0] in {"solutions", "tests", "grading", "book", "benchmarks"}
                   or f.endswith(".md") and f != "README.md"]
     assert not instructor, f"instructor files in the edition: {instructor}"

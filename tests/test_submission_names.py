@@ -11,10 +11,10 @@ from datetime import datetime
 
 import pytest
 
-from coursetools.collect import collect_zip
-from coursetools.layout import REPO_ROOT, Course
-from coursetools.state import LEFT_OUT, SUBMITTED, UNMATCHED, load_state
-from coursetools.submission_names import CONVENTIONS, choose_latest, parse_submission_name
+from coursetools.common.layout import REPO_ROOT, Course
+from coursetools.grading.collect import collect_zip
+from coursetools.grading.state import LEFT_OUT, SUBMITTED, UNMATCHED, load_state
+from coursetools.grading.submission_names import CONVENTIONS, choose_latest, parse_submission_name
 
 A = "ch04_self_attention"
 

@@ -9,7 +9,7 @@
   cell, hidden tests included, fails. (``test_notebooks.py`` also grades one copy per answer cell
   through nbgrader.)
 
-One kernel per assignment and kind (``coursetools/session.py``): the locked cells run with the
+One kernel per assignment and kind (``coursetools/devtools/session.py``): the locked cells run with the
 model answers typed in, then for each file its source replaces the answer, the test cells after
 that answer run, and the model answer runs again. The model answers must pass every test.
 """
@@ -21,10 +21,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursetools import sources
-from coursetools.layout import REPO_ROOT
-from coursetools.session import KernelSession, notebook_plan
-from coursetools.sources import assignments
+from coursetools.authoring import sources
+from coursetools.authoring.sources import assignments
+from coursetools.common.layout import REPO_ROOT
+from coursetools.devtools.session import KernelSession, notebook_plan
 
 from course_helpers import copy_submission_files
 

@@ -1,0 +1,111 @@
+"""Collect submissions into nbgrader's ``submitted`` folders: from an LMS download or a folder.
+
+An LMS zip is read in place (nothing is extracted, so no name in it can write outside the
+course): each file's name is parsed (:mod:`coursetools.grading.submission_names`), each student's latest
+file is copied to ``submitted/<student>/<assignment>/<assignment>.ipynb`` with nbgrader's
+``timestamp.txt`` when the name gives a time, and what was left out is recorded in the state
+file (:mod:`coursetools.grading.state`) for the report: files naming no student, and students' older or
+undecidable duplicates. The LMS's number for each student in the names (Canvas's user ID, Moodle's
+participant number) is kept for the grade uploads (:mod:`coursetools.reports.uploads`).
+
+Canvas and Moodle names carry no time, so lateness against a due date needs the times from
+elsewhere: :func:`read_submission_times` reads a CSV of them (``course grade --times``).
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import zipfile
+from datetime import datetime
+from pathlib import Path
+
+from coursetools.common.layout import Course
+from coursetools.grading.state import LEFT_OUT, LMS_IDS, SUBMITTED, UNMATCHED, load_state, merge_state, update_state
+from coursetools.grading.submission_names import Choice, choose_latest
+
+IGNORED = ("__MACOSX/", ".DS_Store")  # what a Mac adds to a zip
+
+
+def collect_zip(course: Course, assignment: str, archive: Path) -> Choice:
+    """Copy each student's latest notebook of an LMS download into the submitted folders.
+
+    Returns what was chosen, left out and not understood (also recorded in the state file).
+    """
+    with zipfile.ZipFile(archive) as handle:
+        members = {info.filename: info for info in handle.infolist()
+                   if not info.is_dir() and not any(part in info.filename for part in IGNORED)}
+        choice = choose_latest(list(members), assignment)
+        for student, name in choice.chosen.items():
+            destination = _fresh_folder(course, assignment, student)
+            (destination / f"{assignment}.ipynb").write_bytes(handle.read(members[name.path]))
+            if name.timestamp is not None:
+                (destination / "timestamp.txt").write_text(f"{name.timestamp:%Y-%m-%d %H:%M:%S}\n")
+    update_state(course, assignment, {
+        UNMATCHED: choice.unmatched, LEFT_OUT: choice.left_out,
+        SUBMITTED: {student: {"file": name.path, "timestamp": name.timestamp and name.timestamp.isoformat(),
+                              "marked_late": name.marked_late} for student, name in choice.chosen.items()}})
+    merge_state(course, assignment, LMS_IDS, {student: {"lms": name.convention.split(" ")[0], "lms_id": name.lms_id}
+                                              for student, name in choice.chosen.items() if name.lms_id})
+    return choice
+
+
+def collect_folder(course: Course, assignment: str, folder: Path) -> list[str]:
+    """Copy ``folder/<student>/[<assignment>/]*.ipynb`` into the submitted folders; return the students.
+
+    Every notebook is copied as it was named, so a misnamed one is reported at grading, not lost.
+    """
+    students = []
+    for student_dir in sorted(p for p in Path(folder).iterdir() if p.is_dir()):
+        inner = student_dir / assignment
+        origin = inner if inner.is_dir() else student_dir
+        destination = _fresh_folder(course, assignment, student_dir.name)
+        for notebook in sorted(origin.glob("*.ipynb")):
+            shutil.copy2(notebook, destination / notebook.name)
+        if (origin / "timestamp.txt").is_file():
+            shutil.copy2(origin / "timestamp.txt", destination / "timestamp.txt")
+        students.append(student_dir.name)
+    # what an earlier LMS download said of these students' files (its time, its LATE) is not of these
+    submitted = load_state(course, assignment).get(SUBMITTED, {})
+    update_state(course, assignment, {SUBMITTED: {s: v for s, v in submitted.items() if s not in students}})
+    return students
+
+
+def read_submission_times(path: Path, lms_ids: dict[str, dict[str, str]]) -> dict[str, str]:
+    """student -> ISO time of submission, from a CSV with a ``submitted_at`` column (ISO 8601, e.g.
+    ``2026-01-12T22:10:00``; with an offset only when the due date has one) and a column naming the
+    student: ``student`` (the course's id) or ``lms_id``/``user_id`` (the LMS's number, as Canvas's
+    Submissions API gives ``user_id`` and ``submitted_at``), matched through ``lms_ids`` (the state's
+    :data:`~coursetools.grading.state.LMS_IDS`). Rows with an empty time are skipped (nothing submitted)."""
+    by_lms_id = {ids["lms_id"]: student for student, ids in lms_ids.items()}
+    with Path(path).open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.DictReader(handle)
+        fields = reader.fieldnames or []
+        key = next((k for k in ("student", "lms_id", "user_id") if k in fields), None)
+        if "submitted_at" not in fields or key is None:
+            raise ValueError(f"{path}: expected a header with 'submitted_at' and one of 'student', 'lms_id', "
+                             f"'user_id', got {fields}")
+        times = {}
+        for line, row in enumerate(reader, start=2):
+            who, when = (row.get(key) or "").strip(), (row.get("submitted_at") or "").strip()
+            if not who or not when:
+                continue
+            student = who if key == "student" else by_lms_id.get(who)
+            if student is None:
+                raise ValueError(f"{path}, line {line}: no collected student has the LMS id {who!r} "
+                                 f"(known: {', '.join(sorted(by_lms_id)) or 'none; collect the download first'})")
+            try:
+                times[student] = datetime.fromisoformat(when.replace("Z", "+00:00")).isoformat()
+            except ValueError:
+                raise ValueError(f"{path}, line {line}: expected an ISO time like 2026-01-12T22:10:00, "
+                                 f"got {when!r}") from None
+        return times
+
+
+def _fresh_folder(course: Course, assignment: str, student: str) -> Path:
+    """``student``'s submitted folder, emptied of an earlier collection."""
+    destination = course.folder("submitted", assignment, student)
+    if destination.exists():
+        shutil.rmtree(destination)
+    destination.mkdir(parents=True)
+    return destination

@@ -1,0 +1,195 @@
+"""How grading one student's notebook went: the statuses and the rules that choose one.
+
+Everything here is a pure function of what grading observed (nbgrader's exit code and log, the
+scan's findings, the scores left empty), so each rule is tested without running nbgrader.
+
+=====================  ====================================================================
+status                 when
+=====================  ====================================================================
+``ok``                 autograde finished; every test cell has a score
+``needs manual grade`` autograde finished but left a test cell without a score, or failed for
+                       a reason the log does not name
+``tampered``           the scan or the tests found locked cells changed or the environment
+                       of the tests altered (scores are kept; an instructor reviews them)
+``cell timed out``     autograde finished, but a cell was stopped at the per-cell time limit
+                       (what it tests scored 0; an instructor looks at why)
+``output cut``         autograde finished, but a cell's output passed the bytes a cell keeps
+                       (:mod:`coursetools.grading.output_cap`; scores stand, an instructor looks at why)
+``kernel died``        the kernel was lost (nbgrader exits 1 and keeps no scores)
+``timed out``          killed at the notebook time limit, or nbgrader gave up on a cell
+``missing notebook``   no readable notebook of the expected name was submitted
+=====================  ====================================================================
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+
+from nbformat import NotebookNode
+
+from coursetools.grading.output_cap import cut_cells
+
+OK = "ok"
+KERNEL_DIED = "kernel died"
+TIMED_OUT = "timed out"
+TAMPERED = "tampered"
+MISSING = "missing notebook"
+MANUAL = "needs manual grade"
+CELL_TIMED_OUT = "cell timed out"
+OUTPUT_CUT = "output cut"
+# Written first in the details of every student graded with ``--unsafe-no-sandbox``.
+UNCONFINED = "graded unconfined: the notebook could read and change the course and the machine"
+STATUSES = (OK, KERNEL_DIED, TIMED_OUT, CELL_TIMED_OUT, OUTPUT_CUT, TAMPERED, MISSING, MANUAL)
+GRADED = (OK, TAMPERED, MANUAL, CELL_TIMED_OUT, OUTPUT_CUT)  # the statuses whose autograded notebook holds scores
+KERNEL_DIED_LOG = re.compile("DeadKernelError|Kernel died")  # how nbgrader's log says so
+TIMED_OUT_LOG = re.compile("CellTimeoutError|Timeout waiting")
+ANY_ERROR_LOG = re.compile("Error|error")
+
+
+@dataclass
+class Outcome:
+    """How grading one student's notebook went, as recorded in the state file."""
+
+    status: str
+    details: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    submission_sha: str = ""
+    tests_sha: str = ""  # :func:`grading_fingerprint` of the source the scores were taken with
+
+
+def autograde_status(returncode: int | None, log: str, flags: list[str], ungraded: list[str],
+                     notebook_timeout: float, stopped: list[str] = (), cut: list[str] = ()) -> tuple[str, list[str]]:
+    """The status and its details, once ``nbgrader autograde`` ran on a readable notebook.
+
+    Args:
+        returncode: nbgrader's exit code; None when it was killed at ``notebook_timeout`` seconds.
+        log: what nbgrader printed.
+        flags: the tampering found by the scan and by the tests.
+        ungraded: the test cells the gradebook holds no score for.
+        stopped: the cells stopped at the per-cell time limit (:func:`cells_stopped_at_limit`).
+        cut: what was cut of the cells' output (:func:`output_cut`).
+    """
+    if returncode is None:
+        return TIMED_OUT, [f"stopped after {notebook_timeout:g} s", *flags]
+    if returncode != 0:
+        return failed_autograde_status(log), [last_error_line(log), *flags]
+    if flags:
+        return TAMPERED, flags + _stopped_details(stopped) + list(cut)
+    if stopped:
+        return CELL_TIMED_OUT, _stopped_details(stopped) + list(cut)
+    if ungraded:
+        return MANUAL, [f"no automatic score for {', '.join(ungraded)}", *cut]
+    if cut:
+        return OUTPUT_CUT, list(cut)
+    return OK, []
+
+
+def tampering_seen_by_tests(autograded: NotebookNode) -> list[str]:
+    """The messages of the tampering errors the tests raised (``coursetools.checks.TamperingError``),
+    read from the outputs of the autograded notebook."""
+    return sorted({f"tests saw: {output.evalue}"[:400] for cell in autograded.cells if cell.cell_type == "code"
+                   for output in cell.get("outputs", [])
+                   if output.output_type == "error" and output.ename == "TamperingError"})
+
+
+def cells_stopped_at_limit(autograded: NotebookNode) -> list[str]:
+    """The cells of the autograded notebook that nbgrader interrupted at the per-cell time limit
+    (their output is the ``KeyboardInterrupt`` the interrupt raises), by grade_id or position."""
+    return [cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index + 1}"
+            for index, cell in enumerate(autograded.cells) if cell.cell_type == "code"
+            and any(output.output_type == "error" and output.ename == "KeyboardInterrupt"
+                    for output in cell.get("outputs", []))]
+
+
+def output_cut(autograded: NotebookNode) -> list[str]:
+    """What the cap on output per cell cut in the autograded notebook, a line per cell."""
+    return [f"{name}: {cut:,} bytes of output not kept (more than a cell keeps: CapOutputBytes.max_bytes)"
+            for name, cut in cut_cells(autograded)]
+
+
+def _stopped_details(stopped: list[str]) -> list[str]:
+    return [f"{name} stopped at the per-cell time limit (an endless or very slow loop?)" for name in stopped]
+
+
+def grading_fingerprint(source: NotebookNode) -> str:
+    """A hash of what decides a score in the instructor's source notebook: every graded cell
+    (its source, hidden tests included, and its points) and every locked code cell (setup runs
+    before the tests). Prose edits leave it unchanged; a changed test changes it."""
+    parts = [json.dumps([cell.cell_type, cell.source, meta.get("points")])
+             for cell in source.cells if (meta := cell.metadata.get("nbgrader", {}))
+             and (meta.get("grade") or (meta.get("locked") and cell.cell_type == "code"))]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+CHECKSUM_WARNING = re.compile(r"^.*Attribute 'checksum' for cell (?P<cell>\S+) has changed!.*$", re.MULTILINE)
+
+
+def explained_log(log: str, edited: set[str]) -> str:
+    """nbgrader's log with its checksum warnings explained.
+
+    nbgrader compares each locked cell of a submission with the instructor's source, whose test
+    cells hold the hidden tests, so it warns "checksum ... has changed!" for every test cell of
+    every honest submission. A warning for a cell the scan found unedited (not in ``edited``)
+    becomes a line saying what it means; the others are kept as nbgrader wrote them.
+    """
+    def explain(match: re.Match) -> str:
+        if match["cell"] in edited:
+            return match[0]
+        return (f"[course] {match['cell']}: as released (nbgrader's checksum warning for it only means "
+                "that the hidden tests were put back)")
+    return CHECKSUM_WARNING.sub(explain, log)
+
+
+def failed_autograde_status(log: str) -> str:
+    """Why ``nbgrader autograde`` exited with an error, from its log.
+
+    A kernel busy in a loop that ignores SIGINT makes nbgrader give up with a timeout error.
+    """
+    if KERNEL_DIED_LOG.search(log):
+        return KERNEL_DIED
+    if TIMED_OUT_LOG.search(log):
+        return TIMED_OUT
+    return MANUAL
+
+
+def last_error_line(log: str) -> str:
+    """The most telling line of a failed autograde's log (at most 300 characters)."""
+    lines = [line.strip() for line in log.splitlines()]
+    for pattern in (KERNEL_DIED_LOG, TIMED_OUT_LOG, ANY_ERROR_LOG):
+        found = [line for line in lines if pattern.search(line)]
+        if found:
+            return found[-1][:300]
+    return "nbgrader autograde failed (see the log)"
+
+
+def already_graded(record: dict | None, submission_sha: str, has_autograded_notebook: bool,
+                   tests_sha: str = "") -> bool:
+    """Whether a student's recorded outcome still stands: it was taken from the same submitted
+    file (``submission_sha``, empty when there is none) with the same tests (``tests_sha``, see
+    :func:`grading_fingerprint`; a record without one predates it) and, for a status with scores,
+    its autograded notebook is still there."""
+    if not record or record["submission_sha"] != submission_sha:
+        return False
+    if tests_sha and record.get("tests_sha") != tests_sha and record["status"] != MISSING:
+        return False
+    return record["status"] not in GRADED or has_autograded_notebook
+
+
+CLEARED, KEPT = "cleared", "kept"  # an instructor's decisions on a flagged student (``course review``)
+
+
+def reviewed(record: dict, review: dict | None) -> dict:
+    """A student's record as the instructor's review leaves it: a flag ``cleared`` on review becomes
+    ``ok`` (the flag's details kept after the note), one ``kept`` stays with the note first. A review
+    stands only for the submission and status it was made on: a new file, or another status,
+    is looked at afresh."""
+    if not review or review.get("submission_sha") != record.get("submission_sha") \
+            or review.get("status") != record["status"]:
+        return record
+    if review["decision"] == CLEARED:
+        return {**record, "status": OK,
+                "details": [f"reviewed, {record['status']} flag cleared: {review['note']}", *record["details"]]}
+    return {**record, "details": [f"reviewed, {record['status']} kept: {review['note']}", *record["details"]]}

@@ -1,0 +1,237 @@
+"""A cap, in bytes, on the output each cell of a graded notebook keeps.
+
+nbgrader's ``LimitOutput`` counts lines, not bytes: an answer cell that printed 300 MB in 1 MB
+lines kept 199 MB in the autograded notebook and in the feedback page. One limit,
+``CapOutputBytes.max_bytes`` in ``nbgrader_config.py`` (:data:`DEFAULT_MAX_BYTES` by default),
+applied twice:
+
+* **while a cell runs**, by :class:`CappedKernelClient`, the kernel client nbclient gets from
+  the kernel manager (``ConfinedKernelManager.client_factory``): nbclient keeps every output
+  message of a cell in memory until the cell ends, so the client passes a cell's printed and
+  displayed output on until it has passed the limit, then drops the rest as it arrives; when the
+  cell ends it says how many bytes it dropped in a note (:func:`note`) that nbclient adds to the
+  cell's outputs. The grader then holds at most the limit plus one message per cell. One message
+  is not cut: ipykernel sends what a cell printed within 0.2 s as one message, so a tight loop's
+  prints can arrive as one, bounded only by the kernel's memory limit (``Limits.memory_bytes``:
+  4 GiB). Messages whose MIME type no notebook front end shows
+  (the course's own protocols) are passed on uncounted: the stored cap below still applies to
+  anything they put in a cell;
+* **once the notebook has run**, by :class:`CapOutputBytes`, an autograde preprocessor listed
+  after nbgrader's ``LimitOutput``: each code cell keeps its outputs in order up to the limit,
+  the output that crosses it is cut (text at the byte) and one note stands where the cut is,
+  saying how many bytes were not kept. Errors are always kept, shortened if need be: an error is
+  what fails a test, so dropping one would turn a failure into full marks.
+
+:func:`cut_cells` reads the notes back from an autograded notebook (:mod:`coursetools.grading.outcomes`
+flags the student).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from jupyter_client.asynchronous import AsyncKernelClient
+from jupyter_client.channels import AsyncZMQSocketChannel
+from nbconvert.preprocessors import Preprocessor
+from nbformat import NotebookNode
+from nbformat.v4 import new_output
+from traitlets import Bool, Int, Type
+
+DEFAULT_MAX_BYTES = 300_000
+NOTE_KEY = "course_output_cut"  # in a note's metadata: the bytes of output not kept at that point
+DROPPED_KEY = "course_output_dropped_while_running"  # and how many of them the kernel client dropped
+ERROR_ROOM = 4_000  # bytes an error keeps, at least, after the limit was reached
+# What notebook front ends display; output of other types is a protocol's, not a student's print.
+DISPLAYED = ("text/", "image/", "application/json", "application/javascript", "application/pdf",
+             "application/vnd.")
+_OUTPUT_MESSAGES = ("stream", "display_data", "update_display_data", "execute_result")
+
+
+def note_text(cut: int, max_bytes: int) -> str:
+    return (f"[output cut here: this cell's output passed the {max_bytes:,} bytes a cell keeps when graded; "
+            f"{cut:,} bytes of it are not kept]")
+
+
+def note(cut: int, max_bytes: int, dropped: int = 0) -> NotebookNode:
+    """The output that says ``cut`` bytes of a cell's output were not kept at this point (``dropped``
+    of them as they arrived)."""
+    return new_output("display_data", data={"text/plain": note_text(cut, max_bytes)},
+                      metadata={NOTE_KEY: cut, DROPPED_KEY: dropped})
+
+
+def noted_bytes(output: dict, key: str = NOTE_KEY) -> int | None:
+    """The bytes a note says were not kept (``DROPPED_KEY``: dropped as they arrived); None for an
+    output that is not a note."""
+    cut = output.get("metadata", {}).get(key) if output.get("output_type") == "display_data" else None
+    return cut if isinstance(cut, int) and not isinstance(cut, bool) and cut >= 0 else None
+
+
+def _text_bytes(value: Any) -> int:
+    if isinstance(value, list):
+        return sum(_text_bytes(item) for item in value)
+    if isinstance(value, str):
+        return len(value.encode("utf-8", errors="replace"))
+    return len(json.dumps(value, default=str))
+
+
+def output_bytes(output: dict) -> int:
+    """The bytes an output's content takes (its text, data or error), as kept in the notebook."""
+    if output.get("output_type") == "stream":
+        return _text_bytes(output.get("text", ""))
+    if output.get("output_type") == "error":
+        return _text_bytes([output.get("ename", ""), output.get("evalue", ""), output.get("traceback", [])])
+    return _text_bytes(list(output.get("data", {}).values()))
+
+
+def _head(text: str, size: int) -> str:
+    """The first ``size`` bytes of ``text`` (UTF-8), without a broken character."""
+    return text.encode("utf-8", errors="replace")[:max(size, 0)].decode("utf-8", errors="ignore")
+
+
+def _shortened_error(output: NotebookNode, room: int) -> NotebookNode:
+    """An error output within ``room`` bytes: its name, its message's head, its traceback's last lines."""
+    half = max(room - _text_bytes(output.ename), 0) // 2
+    output.evalue = _head(output.get("evalue", ""), half)
+    kept, used = [], 0
+    for line in reversed(output.get("traceback", [])):
+        used += _text_bytes(line)
+        if used > half:
+            break
+        kept.append(line)
+    output.traceback = kept[::-1]
+    return output
+
+
+def cap_outputs(outputs: list[NotebookNode], max_bytes: int) -> tuple[list[NotebookNode], int]:
+    """A cell's outputs within ``max_bytes`` (and one note where the cut is), and the bytes not kept.
+
+    Notes already there (the kernel client's) are folded into the one note; errors are kept.
+    """
+    kept: list[NotebookNode] = []
+    used = cut = dropped = 0
+    at: int | None = None  # where the note goes
+    for output in outputs:
+        noted = noted_bytes(output)
+        if noted is not None:
+            cut += noted
+            dropped += noted_bytes(output, DROPPED_KEY) or 0
+            at = len(kept) if at is None else at
+            continue
+        size, room = output_bytes(output), max_bytes - used
+        if size <= room:
+            kept.append(output)
+            used += size
+            continue
+        if output.output_type == "error":
+            kept.append(_shortened_error(output, max(room, ERROR_ROOM)))
+            cut += max(size - output_bytes(kept[-1]), 0)
+        elif output.output_type == "stream" and room > 0:
+            output.text = _head(output.text, room)
+            kept.append(output)
+            cut += size - output_bytes(output)
+        else:
+            cut += size
+        used = max_bytes
+        at = len(kept) if at is None else at
+    if cut:
+        kept.insert(at, note(cut, max_bytes, dropped))
+    return kept, cut
+
+
+class CapOutputBytes(Preprocessor):
+    """Keep at most ``max_bytes`` of each code cell's output (autograde, after execution)."""
+
+    enabled = Bool(True, help="Run whenever it is listed (nbconvert's default is off)").tag(config=True)
+    max_bytes = Int(DEFAULT_MAX_BYTES, help="bytes of output each cell keeps in the autograded notebook "
+                                            "and the feedback (and the grader holds while it runs)").tag(config=True)
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "code":
+            cell.outputs, _ = cap_outputs(cell.get("outputs", []), self.max_bytes)
+        return cell, resources
+
+
+def cut_cells(nb: NotebookNode) -> list[tuple[str, int]]:
+    """(grade_id or "cell N", bytes not kept) of each code cell whose output was cut."""
+    found = []
+    for index, cell in enumerate(nb.cells):
+        cut = sum(noted_bytes(output) or 0 for output in cell.get("outputs", [])) if cell.cell_type == "code" else 0
+        if cut:
+            found.append((cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index + 1}", cut))
+    return found
+
+
+# --- while a cell runs ------------------------------------------------------------------------
+
+def _counted(msg: dict) -> bool:
+    """Whether a message is output a cell shows (a print, a display), which the cap counts."""
+    if msg["msg_type"] == "stream":
+        return True
+    return msg["msg_type"] in _OUTPUT_MESSAGES and all(
+        mime.startswith(DISPLAYED) for mime in msg["content"].get("data", {}))
+
+
+class CappedIOPubChannel(AsyncZMQSocketChannel):
+    """The IOPub channel, dropping a cell's output past ``max_bytes`` (see the module's text)."""
+
+    max_bytes = DEFAULT_MAX_BYTES
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._used: dict[str, int] = {}  # parent msg_id -> bytes of output passed on
+        self._dropped: dict[str, int] = {}  # parent msg_id -> bytes of output dropped
+        self._held: list[dict] = []  # a status message held back behind the note that precedes it
+
+    async def get_msg(self, timeout: float | None = None) -> dict[str, Any]:
+        if self._held:
+            return self._held.pop()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            msg = await super().get_msg(timeout=remaining)
+            passed = self._pass(msg)
+            if passed is not None:
+                return passed
+            if deadline is not None and not await self.socket.poll(int(max(0.0, deadline - time.monotonic()) * 1000)):
+                return _emptied(msg)  # a caller that polled first must get a message
+
+    def _pass(self, msg: dict) -> dict | None:
+        """The message to hand on (a note before an idle status), or None to drop it."""
+        parent = msg["parent_header"].get("msg_id", "")
+        if _counted(msg):
+            used = self._used.get(parent, 0)
+            size = _text_bytes(msg["content"].get("text", msg["content"].get("data", "")))
+            if used > self.max_bytes:
+                self._dropped[parent] = self._dropped.get(parent, 0) + size
+                return None
+            self._used[parent] = used + size
+        elif msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle":
+            self._used.pop(parent, None)
+            dropped = self._dropped.pop(parent, 0)
+            if dropped:
+                self._held.append(msg)
+                return {**msg, "msg_type": "display_data", "header": {**msg["header"], "msg_type": "display_data"},
+                        "content": {key: note(dropped, self.max_bytes, dropped)[key] for key in ("data", "metadata")}}
+        return msg
+
+
+def _emptied(msg: dict) -> dict:
+    """An output message with its content emptied (what stands for a dropped one, when need be)."""
+    emptied = {"text": ""} if msg["msg_type"] == "stream" else {"data": {}, "metadata": {}}
+    return {**msg, "content": {**msg["content"], **emptied}}
+
+
+class CappedKernelClient(AsyncKernelClient):
+    """nbclient's kernel client with :class:`CappedIOPubChannel`, at ``CapOutputBytes.max_bytes``."""
+
+    iopub_channel_class = Type(CappedIOPubChannel)  # type: ignore[assignment]
+
+    @property
+    def iopub_channel(self) -> Any:
+        if self._iopub_channel is None:
+            channel = super().iopub_channel
+            channel.max_bytes = self.config.CapOutputBytes.get("max_bytes", DEFAULT_MAX_BYTES)
+        return self._iopub_channel
+
