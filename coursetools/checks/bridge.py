@@ -26,6 +26,10 @@ are called with.
 * ``verify``: :func:`~coursetools.checks.tamper.verify_untampered`; ``reset`` (the end of a hidden block):
   the same, then forget handles, graphs and fakes.
 
+This module is the transport and the table of operations; the notebook's objects, handles and
+fakes are :mod:`coursetools.checks.handles`, a call under rules and its gradients
+:mod:`coursetools.checks.calls`.
+
 A student can replace this module in their kernel: that changes only the answers the checker
 receives, which it treats as untrusted data anyway (and the submission scan reports code that
 reaches into ``sys.modules`` or ``coursetools``).
@@ -33,66 +37,24 @@ reaches into ``sys.modules`` or ``coursetools``).
 
 from __future__ import annotations
 
-import base64
 import builtins
-import contextlib
-import copy
-import importlib
-import io
-import pickle
-import types
-from collections import OrderedDict
 from typing import Any
 
-import torch
 import zmq
 from IPython import get_ipython
 
-from coursetools.checks import wire
-from coursetools.checks.names import COMM_TARGET, END_SERVING, LOCKED_MODULE, READY
-from coursetools.checks.tamper import TamperingError, forbid, refuse, verify_untampered
+from coursetools.checks import calls, handles, wire
+from coursetools.checks.names import COMM_TARGET, END_SERVING, READY
+from coursetools.checks.tamper import TamperingError, verify_untampered
 
-_autograd_grad = torch.autograd.grad
-_set_grad_enabled = torch.set_grad_enabled
-_Module = torch.nn.Module
-_MODULE_ITERATORS = {getattr(torch.nn.Module, name) for name in
-                     ("parameters", "named_parameters", "buffers", "named_buffers", "children",
-                      "named_children", "modules", "named_modules")}
-_handles: dict[int, Any] = {}  # handle id -> object
-_handle_of: dict[int, int] = {}  # id(object) -> handle id
-_graphs: dict[int, tuple[list[torch.Tensor], list[torch.Tensor]]] = {}  # graph id -> (leaves, outputs)
-_fakes: dict[int, "_Fake"] = {}  # the checker's fakes (coursetools.checker.Fake), by its id
-_compiled: dict[str, types.CodeType] = {}  # the locked cells' functions, by source
 _sockets: dict[str, Any] = {}  # the sockets the checker's requests come on, by the checker's address
-
-
-class _Fake:
-    """A function for student code to call, made for the checker (``coursetools.checker.Fake``):
-    records each call's arguments by parameter name and returns a copy of ``answers[the arguments
-    named in key]``, what ``wraps`` returns, or None."""
-
-    def __init__(self, spec: dict, wraps: Any) -> None:
-        self.names, self.answers, self.key = spec["names"], spec["answers"], spec["key"]
-        self.wraps, self.calls = wraps, []
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if len(args) > len(self.names) or set(kwargs) - set(self.names[len(args):]):
-            raise TypeError(f"this function takes ({', '.join(self.names)}), got {len(args)} positional "
-                            f"arguments and {sorted(kwargs)}")
-        bound = {**dict(zip(self.names, args)), **kwargs}
-        self.calls.append({k: v.get_state() if isinstance(v, torch.Generator) else v for k, v in bound.items()})
-        if self.wraps is not None:
-            return self.wraps(*args, **kwargs)
-        if self.answers is not None:
-            return copy.deepcopy(self.answers[tuple(_path(bound, name) for name in self.key)])
-        return None
 
 
 def answer(text: str) -> str:
     """The reply to one request (both plain data as text, :func:`coursetools.checks.wire.to_text`)."""
     try:
         request = wire.from_text(text)
-        reply = {"value": _OPS[request["op"]](request)} if request["op"] != "call" else _call(request)
+        reply = {"value": _OPS[request["op"]](request)} if request["op"] != "call" else calls.call(request)
         return wire.to_text(reply)
     except KeyboardInterrupt:
         raise
@@ -140,257 +102,25 @@ def _describe_error(error: BaseException) -> list[str]:
     return [base, type(error).__qualname__, str(error)[:2000]]
 
 
-# --- names, handles and values --------------------------------------------------------------
-
-def _namespace() -> dict[str, Any]:
-    return get_ipython().user_ns
-
-
-def _resolve(ref: dict) -> Any:
-    if ref[wire.REF] == "handle":
-        value = _handles[ref["id"]]
-    elif ref[wire.REF] == "locked":
-        value = _locked_function(ref["name"], ref["sources"])
-    else:
-        namespace = _namespace()
-        if ref["name"] not in namespace:
-            raise NameError(f"name {ref['name']!r} is not defined in the notebook")
-        value = namespace[ref["name"]]
-    for attribute in ref.get("path", ()):
-        value = getattr(value, attribute)
-    return value
-
-
-def _path(bound: dict, name: str) -> Any:
-    """``bound["a"].b.c`` for the name ``"a.b.c"``."""
-    first, *rest = name.split(".")
-    value = bound[first]
-    for attribute in rest:
-        value = getattr(value, attribute)
-    return value
-
-
-def _locked_function(name: str, sources: list[str]) -> Any:
-    """The locked cells' function or class ``name`` as the instructor wrote it: the locked cells'
-    functions and classes (visible code, sent by the checker) defined afresh over a copy of the
-    notebook's names, so that a redefinition in the notebook changes nothing."""
-    namespace = dict(_namespace())
-    for source in sources:
-        if source not in _compiled:
-            _compiled[source] = compile(source, "<locked cell>", "exec")
-        exec(_compiled[source], namespace)  # noqa: S102 - visible code of the locked cells
-    return namespace[name]
-
-
-class _Unpickler(pickle.Unpickler):
-    """Unpickles what the checker passes by value; a locked cell's class is defined afresh."""
-
-    def __init__(self, file: io.BytesIO, sources: list[str]) -> None:
-        super().__init__(file)
-        self.sources = sources
-
-    def find_class(self, module: str, name: str) -> Any:
-        if module.startswith(LOCKED_MODULE):
-            return _locked_function(name, self.sources)
-        return super().find_class(module, name)
-
-
-def _imported(value: Any, passed: list) -> Any:
-    """A decoded request value with its references replaced by what they name; the objects the
-    checker passes by value (a generator, a module of torch or transformer_lib) are rebuilt and
-    appended to ``passed``, whose states go back with the reply."""
-    if type(value) is dict:
-        kind = value.get(wire.REF)
-        if kind == "generator":
-            generator = torch.Generator()
-            generator.set_state(value["state"])
-            passed.append(generator)
-            return generator
-        if kind == "pickled":  # by the checker (trusted): a library module, a locked class's instance
-            found = _Unpickler(io.BytesIO(base64.b64decode(value["data"])), value["sources"]).load()
-            passed.append(found)
-            return found
-        if kind == "fake":
-            if value["id"] not in _fakes:
-                wraps = None if value["wraps"] is None else _imported(value["wraps"], passed)
-                _fakes[value["id"]] = _Fake({**value, "answers": _imported(value["answers"], passed)}, wraps)
-            return _fakes[value["id"]]
-        if kind is not None:
-            return _resolve(value)
-        return {key: _imported(item, passed) for key, item in value.items()}
-    if type(value) in (tuple, list):
-        return type(value)(_imported(item, passed) for item in value)
-    return value
-
-
-def _states(passed: list) -> list:
-    """What the checker copies back into the objects it passed by value after a call."""
-    return [p.get_state() if isinstance(p, torch.Generator)
-            else {k: v.detach() for k, v in _exported(dict(p.state_dict()), "a module's state").items()}
-            if isinstance(p, _Module) else None for p in passed]
-
-
-def _handle(value: Any) -> dict:
-    number = _handle_of.get(id(value))
-    if number is None or _handles.get(number) is not value:
-        number = len(_handles) + 1
-        _handles[number], _handle_of[id(value)] = value, number
-    kind = type(value)
-    return {wire.REF: "handle", "id": number, "type": kind.__qualname__,
-            "class": f"{kind.__module__}:{kind.__qualname__}"}
-
-
-def _exported(value: Any, where: str = "the result", strict: bool = True) -> Any:
-    """``value`` as plain data: an ``nn.Module``, a function (or an object already behind a handle)
-    becomes a handle, a parameter a tensor, an ordered dict a dict, a named tuple a tuple; anything
-    else that is not plain raises :class:`~coursetools.checks.wire.NotPlainData` naming its type, unless
-    not ``strict`` (what a method, a constructor or a locked function returns): a handle too."""
-    kind = type(value)
-    if isinstance(value, torch.Tensor):
-        if kind is torch.nn.Parameter:
-            return value.detach()
-        if kind is not torch.Tensor:
-            raise wire.NotPlainData(f"{where} is a {kind.__qualname__} (a Tensor subclass): return a plain tensor")
-        return value
-    if isinstance(value, _Module) or id(value) in _handle_of or (callable(value) and not isinstance(value, type)):
-        return _handle(value)
-    if kind in (tuple, list) or (isinstance(value, tuple) and hasattr(value, "_fields")):
-        return (list if kind is list else tuple)(_exported(item, f"{where}[{i}]", strict)
-                                                 for i, item in enumerate(value))
-    if kind in (dict, OrderedDict):
-        return {_exported(key, f"a key of {where}"): _exported(item, f"{where}[{key!r}]", strict)
-                for key, item in value.items()}
-    try:
-        wire.check_plain(value, where)
-    except wire.NotPlainData:
-        if strict:
-            raise
-        return _handle(value)
-    return value
-
-
-def _describe(value: Any) -> dict:
-    """What the checker binds for a value of the notebook."""
-    if isinstance(value, types.ModuleType):
-        return {"kind": "module", "name": value.__name__}
-    if isinstance(value, type):
-        return {"kind": "class", "name": value.__qualname__}
-    if isinstance(value, _Module):
-        return {"kind": "data", "value": _handle(value)}
-    if callable(value):
-        return {"kind": "function"}
-    try:
-        plain = _exported(value)
-        return {"kind": "data", "value": wire.replace_tensors(plain, [t.detach() for t in wire.tensors_in(plain)])}
-    except wire.NotPlainData as error:
-        return {"kind": "other", "why": str(error)}
-
-
 # --- the operations -------------------------------------------------------------------------
 
 def _lookup(request: dict) -> dict:
-    namespace = _namespace()
-    return {name: _describe(namespace[name]) if name in namespace else {"kind": "missing"}
+    namespace = handles.notebook_names()
+    return {name: handles.describe(namespace[name]) if name in namespace else {"kind": "missing"}
             for name in request["names"]}
 
 
 def _getattr(request: dict) -> dict:
-    return _describe(getattr(_resolve(request["target"]), request["name"]))
-
-
-def _rule(rule: dict) -> contextlib.AbstractContextManager:
-    if rule["kind"] == "forbid":
-        return forbid(*(_qualified(target) for target in rule["targets"]))
-    if rule["kind"] == "refuse":
-        return refuse(_qualified(rule["owner"]), tuple(rule["names"]), rule["message"])
-    if rule["kind"] == "substitute":
-        return _substituted(rule["name"], _imported(rule["value"], []))
-    return _namespace()[rule["name"]]()  # "enter": a context manager the locked cells define
-
-
-@contextlib.contextmanager
-def _substituted(name: str, value: Any) -> Any:
-    namespace = _namespace()
-    missing = object()
-    saved = namespace.get(name, missing)
-    namespace[name] = value
-    try:
-        yield
-    finally:
-        if saved is missing:
-            namespace.pop(name, None)
-        else:
-            namespace[name] = saved
-
-
-def _qualified(ref: dict) -> Any:
-    if wire.REF in ref:  # a function of the notebook
-        return _resolve(ref)
-    value = importlib.import_module(ref["module"])
-    for part in filter(None, ref["qualname"].split(".")):
-        value = getattr(value, part)
-    return value
-
-
-def _call(request: dict) -> dict:
-    function = _resolve(request["target"])
-    args, kwargs = request["args"], request["kwargs"]
-    leaves = _leaves([args, kwargs]) if request["grad"] else []
-    passed: list = []
-    args, kwargs = _imported(args, passed), _imported(kwargs, passed)
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
-        stack.enter_context(contextlib.redirect_stderr(io.StringIO()))
-        stack.enter_context(_set_grad_enabled(bool(request["grad"] or request["grad_enabled"])))
-        for rule in request["rules"]:
-            stack.enter_context(_rule(rule))
-        result = function(*args, **kwargs)
-        if isinstance(result, types.GeneratorType) and getattr(function, "__func__", None) in _MODULE_ITERATORS:
-            result = list(result)  # model.parameters() and the like
-    if request["rules"]:  # the rules swapped functions in and out: check they are back (else at ``reset``)
-        verify_untampered()
-    if request.get("new"):
-        return {"value": _handle(result), "passed": _states(passed)}
-    target = request["target"]
-    value = _exported(result, strict=target[wire.REF] == "name" and not target.get("path"))
-    outputs = wire.tensors_in(value)
-    reply = {"value": wire.replace_tensors(value, [t.detach() for t in outputs]), "passed": _states(passed)}
-    if request["grad"]:
-        reply["graph"] = len(_graphs) + 1
-        reply["differentiable"] = [t.requires_grad for t in outputs]
-        _graphs[reply["graph"]] = (leaves, outputs)
-    return reply
-
-
-def _leaves(value: Any) -> list[torch.Tensor]:
-    """The tensors of a request's arguments that require grad (references left out), in order."""
-    if type(value) is torch.Tensor:
-        return [value] if value.requires_grad else []
-    if type(value) in (tuple, list):
-        return [t for item in value for t in _leaves(item)]
-    if type(value) is dict and wire.REF not in value:
-        return [t for item in value.values() for t in _leaves(item)]
-    return []
-
-
-def _backward(request: dict) -> list:
-    leaves, outputs = _graphs[request["graph"]]
-    pairs = [(o, g) for o, g in zip(outputs, request["grads"]) if g is not None and o.requires_grad]
-    if not leaves or not pairs:
-        return [None] * len(leaves)
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        grads = _autograd_grad([o for o, _ in pairs], leaves, [g for _, g in pairs], retain_graph=True,
-                               allow_unused=True)
-    return [None if g is None else _exported(g.detach()) for g in grads]
+    return handles.describe(getattr(handles.resolve(request["target"]), request["name"]))
 
 
 def _calls(request: dict) -> list:
-    fake = _fakes.get(request["id"])
-    return [] if fake is None else [_exported(call, "a call's arguments", strict=False) for call in fake.calls]
+    fake = handles.fakes.get(request["id"])
+    return [] if fake is None else [handles.exported(call, "a call's arguments", strict=False) for call in fake.calls]
 
 
 def _isinstance(request: dict) -> bool:
-    return isinstance(_resolve(request["target"]), _resolve(request["cls"]))
+    return isinstance(handles.resolve(request["target"]), handles.resolve(request["cls"]))
 
 
 def _verify(request: dict) -> None:
@@ -399,12 +129,12 @@ def _verify(request: dict) -> None:
 
 def _reset(request: dict) -> None:
     verify_untampered()  # at the end of each hidden block (and after each call made under rules)
-    _handles.clear()
-    _handle_of.clear()
-    _graphs.clear()
-    _fakes.clear()
+    handles.handles.clear()
+    handles.handle_of.clear()
+    calls.graphs.clear()
+    handles.fakes.clear()
 
 
-_OPS = {"lookup": _lookup, "getattr": _getattr, "backward": _backward, "verify": _verify, "isinstance": _isinstance,
-        "calls": _calls, "reset": _reset}
+_OPS = {"lookup": _lookup, "getattr": _getattr, "backward": calls.backward, "verify": _verify,
+        "isinstance": _isinstance, "calls": _calls, "reset": _reset}
 _register()
