@@ -15,7 +15,7 @@ import time
 import pytest
 import torch
 
-from coursetools.checker.runner import _names
+from coursetools.checker.scopes import scope_names
 from coursetools.checks import wire
 from coursetools.common.hidden import split_hidden_block
 from coursetools.common.layout import REPO_ROOT
@@ -80,7 +80,7 @@ def test_json_that_the_checker_never_writes_is_refused(body):
 
 
 def test_free_names_include_the_functions_bodies():
-    bound, free = _names("import math\n_x = f(1)\ndef _g():\n    return h(_x) + math.pi\nclass _C:\n    y = k\n")
+    bound, free = scope_names("import math\n_x = f(1)\ndef _g():\n    return h(_x) + math.pi\nclass _C:\n    y = k\n")
     assert bound == {"math", "_x", "_g", "_C"}
     assert free == {"f", "h", "k"}
 

@@ -341,12 +341,12 @@ def test_torch_dynamo_patching_nn_module_is_not_tampering():
 import torch
 from coursetools import checks
 from coursetools.checks import tamper
-from coursetools.checker.runner import _qualified
+from coursetools.checker.rules import qualified
 from torch._dynamo.mutation_guard import install_generation_tagging_init
 install_generation_tagging_init()
 assert torch.nn.Module.__init__.__code__.co_filename.startswith(tamper._TORCH_DIR)
 checks.verify_untampered()
-assert _qualified(torch.nn.Module.__init__) == {"module": "torch.nn.modules.module", "qualname": "Module.__init__"}
+assert qualified(torch.nn.Module.__init__) == {"module": "torch.nn.modules.module", "qualname": "Module.__init__"}
 torch.nn.Module.__setstate__ = lambda self, state: None
 try:
     checks.verify_untampered()

@@ -6,6 +6,8 @@ and reaches the student's kernel only through calls carrying plain data (the ker
 module with ``Fake`` and ``substitute``); the grading stages import :class:`Checker` from here.
 """
 
-from coursetools.checker.runner import BRIDGE_IMPORT, Checker, CheckTimeout, Fake
+from coursetools.checker.errors import CheckTimeout
+from coursetools.checker.proxies import Fake
+from coursetools.checker.runner import BRIDGE_IMPORT, Checker
 
 __all__ = ["BRIDGE_IMPORT", "CheckTimeout", "Checker", "Fake"]
