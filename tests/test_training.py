@@ -10,10 +10,11 @@ import torch
 from torch import nn
 
 from transformer_lib.objectives import ClassifierObjective, LMObjective, Seq2SeqObjective, translation_scores
+from transformer_lib.run_state import History
 from transformer_lib.runtime import autocast_dtype, load_checkpoint, save_checkpoint, select_device
 from transformer_lib.tasks import copy_task, text_task
 from transformer_lib.train_config import TrainConfig, lr_factor
-from transformer_lib.trainer import History, Trainer, fit, weight_decay_groups
+from transformer_lib.trainer import Trainer, fit, weight_decay_groups
 
 from library_helpers import TinyEncDec
 

@@ -5,8 +5,8 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
+from transformer_lib.run_state import History
 from transformer_lib.train_config import TrainConfig, lr_factor
-from transformer_lib.trainer import History
 from transformer_lib.viz import (
     COLUMN_WIDTH,
     draw_multi_head_attention,

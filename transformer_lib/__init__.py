@@ -33,7 +33,8 @@ from .tasks import (DATE_FORMATS, Seq2SeqTask, TextTask, addition_task, copy_tas
                     split_of, text_task, toy_translation_task)
 from .train_config import TrainConfig, lr_factor
 from .runtime import load_checkpoint, save_checkpoint, seed_everything, select_device
-from .trainer import History, Trainer, fit
+from .run_state import History
+from .trainer import Trainer, fit
 from .objectives import ClassifierObjective, LMObjective, Seq2SeqObjective, translation_scores
 # (``pronounce`` stays in ``transformer_lib.g2p``: ``transformer_lib.pronounce`` is the command-line module)
 from .g2p import G2PObjective, PronunciationTask, g2p_task, load_cmudict, pronunciation_scores

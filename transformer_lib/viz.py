@@ -24,7 +24,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
-from transformer_lib.trainer import History
+from transformer_lib.run_state import History
 
 __all__ = [
     "COLUMN_WIDTH",
