@@ -86,11 +86,11 @@ c.Autograde.autograde_preprocessors = [*_autograde[:_after_limit], ExplainTimeou
                                        *_autograde[_after_limit:]]
 
 # --- the text every assignment shares -------------------------------------------------------------
-# "How grading works" is written once (coursetools/grading/how_grading_works.md) and put into each release
+# "How grading works" is written once (coursetools/authoring/how_grading_works.md) and put into each release
 # where the source says <!-- include: how grading works -->, with the time limit set above.
 from nbgrader.converters.generate_assignment import GenerateAssignment  # noqa: E402
 
-from coursetools.grading.nbgrader_plugins import IncludeGradingRules  # noqa: E402
+from coursetools.authoring.grading_rules import IncludeGradingRules  # noqa: E402
 
 c.GenerateAssignment.preprocessors = [IncludeGradingRules,
                                       *GenerateAssignment.class_traits()["preprocessors"].default()]

@@ -1,13 +1,18 @@
-"""The package's namespace: importing a submodule never replaces a name the package exports; no import cycle."""
+"""The packages' shape: importing a submodule never replaces a name transformer_lib exports; no import cycle in
+transformer_lib or coursetools; coursetools' stages import only the stages before them; the kernel's side of the
+checker imports nothing of the grader's."""
 
 from __future__ import annotations
 
 import ast
 import importlib
 import pkgutil
+import subprocess
+import sys
 import types
 from pathlib import Path
 
+import coursetools
 import transformer_lib
 
 
@@ -26,9 +31,16 @@ def test_no_export_shares_its_name_with_a_submodule():
 
 
 def _imported_modules(path: Path, package: str, modules: set[str]) -> set[str]:
-    """The modules of ``package`` that the file at ``path`` imports, read with ``ast`` (function-level imports too)."""
+    """The modules of ``package`` that the file at ``path`` imports, read with ``ast`` (function-level imports too;
+    not those under ``if TYPE_CHECKING:``, which never run: annotations may name a type of a later module)."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    type_only = {id(n) for node in ast.walk(tree)
+                 if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+                 for statement in node.body for n in ast.walk(statement)}
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -77,3 +89,80 @@ def test_the_package_has_no_import_cycle():
     assert graph["transformer_lib"] and graph["transformer_lib.g2p"], "the import reader found no imports"
     cycle = _import_cycle(graph)
     assert not cycle, f"import cycle: {' -> '.join(cycle)}"
+
+
+def _module_files(package: Path, name: str) -> dict[str, Path]:
+    """Every module of the package at ``package`` (sub-packages too), by dotted name; a package by its ``__init__``."""
+    files = {}
+    for path in package.rglob("*.py"):
+        parts = [name, *path.relative_to(package).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        files[".".join(parts)] = path
+    return files
+
+
+def _coursetools_graph() -> dict[str, set[str]]:
+    files = _module_files(Path(coursetools.__file__).parent, "coursetools")
+    graph = {}
+    for module, path in files.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        graph[module] = _imported_modules(path, package, set(files)) - {module}
+    return graph
+
+
+# coursetools' stages, each importing only those before it: the order of the pipeline (coursetools/README.md)
+STAGES = ("common", "checks", "checker", "authoring", "grading", "reports", "devtools", "cli")
+
+
+def _stage(module: str) -> str:
+    return module.split(".")[1] if module.count(".") else ""
+
+
+def test_coursetools_has_no_import_cycle():
+    graph = _coursetools_graph()
+    assert graph["coursetools.checker.runner"] and graph["coursetools.cli"], "the import reader found no imports"
+    cycle = _import_cycle(graph)
+    assert not cycle, f"import cycle: {' -> '.join(cycle)}"
+
+
+def test_each_stage_of_coursetools_imports_only_the_stages_before_it():
+    graph = _coursetools_graph()
+    assert {_stage(m) for m in graph} - {""} == set(STAGES), "a stage was added or removed: say where it goes in STAGES"
+    upward = [f"{module} imports {imported}" for module, imported_modules in sorted(graph.items())
+              for imported in sorted(imported_modules)
+              if _stage(module) and _stage(imported)
+              and STAGES.index(_stage(imported)) > STAGES.index(_stage(module))]
+    assert not upward, "a stage imports a later one:\n" + "\n".join(upward)
+
+
+def test_the_kernels_side_imports_nothing_of_the_graders():
+    """``coursetools.checks`` is all the grading code a student's kernel runs: it must not import the grader's
+    modules (their code and data would then be in the kernel's reach), nor the heavy packages the grader uses."""
+    graph = _coursetools_graph()
+    kernel_side = {m for m in graph if m == "coursetools.checks" or m.startswith("coursetools.checks.")}
+    assert "coursetools.checks.bridge" in kernel_side
+    outside = {f"{m} imports {i}" for m in kernel_side for i in graph[m]
+               if i not in kernel_side and i != "coursetools"}
+    assert not outside, f"the kernel's side imports the grader's: {sorted(outside)}"
+
+    # what the kernel really loads when grading imports the bridge (function-level imports, re-exports and all)
+    probe = ("import sys, json; import coursetools.checks.bridge; "
+             "print(json.dumps(sorted(sys.modules)))")
+    loaded = set(__import__("json").loads(subprocess.run([sys.executable, "-c", probe], capture_output=True,
+                                                          text=True, check=True).stdout))
+    graders = sorted(m for m in loaded if m.startswith("coursetools.") and m not in kernel_side)
+    assert not graders, f"importing the bridge loads the grader's modules {graders}"
+    heavy = {"nbgrader", "nbclient", "nbconvert", "jupyter_client", "jupyter_server", "sqlalchemy", "alembic",
+             "bs4", "psutil", "jinja2", "nbformat"}
+    assert not heavy & {m.split(".")[0] for m in loaded}, \
+        f"importing the bridge loads {sorted(heavy & {m.split('.')[0] for m in loaded})}, which it does not need"
+
+
+def test_the_import_reader_sees_imports_and_leaves_out_type_only_ones(tmp_path: Path):
+    (tmp_path / "a.py").write_text("from typing import TYPE_CHECKING\nfrom .b import x\nif TYPE_CHECKING:\n"
+                                   "    from .c import y\ndef f():\n    import pkg.d\n", encoding="utf-8")
+    assert _imported_modules(tmp_path / "a.py", "pkg", {"pkg.b", "pkg.c", "pkg.d"}) == {"pkg.b", "pkg.d"}
+    graph = _coursetools_graph()
+    assert "coursetools.checks.tamper" in graph["coursetools.checks"]
+    assert "coursetools.checks" in graph["coursetools.checker.rules"]

@@ -20,9 +20,9 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from coursetools.authoring import sources
 from coursetools.authoring.fairness import check_fairness
+from coursetools.authoring.grading_rules import INCLUDE_RULES, IncludeGradingRules, grading_rules
 from coursetools.authoring.lint import check_names, lint, lint_notebook, rounded_tolerance_messages, shadowed_answers
 from coursetools.common.layout import REPO_ROOT
-from coursetools.grading.nbgrader_plugins import INCLUDE_RULES, IncludeGradingRules, grading_rules
 
 ASSIGNMENTS = sources.assignments(REPO_ROOT)
 

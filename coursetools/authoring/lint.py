@@ -49,6 +49,7 @@ from nbformat.notebooknode import NotebookNode
 
 from coursetools.authoring import sources
 from coursetools.authoring.fairness import DECLARATION, check_fairness, lookup
+from coursetools.authoring.grading_rules import INCLUDE_RULES
 from coursetools.common.cells import is_autograded_test, nbgrader_meta
 from coursetools.common.hidden import (
     BEGIN_SOLUTION,
@@ -59,7 +60,6 @@ from coursetools.common.hidden import (
     split_hidden,
 )
 from coursetools.common.layout import REPO_ROOT
-from coursetools.grading.nbgrader_plugins import INCLUDE_RULES
 
 NOTES = "# Instructor notes:"
 _TABLE_ROW = re.compile(r"^\|\s*(?P<name>[^|]+?)\s*\|\s*(?P<points>[\d.*]+)\s*\|\s*$")

@@ -29,8 +29,8 @@ from coursetools.common.layout import REPO_ROOT, run_nbgrader
 
 STAMPS = Path("build") / "release"  # git-ignored: the inputs of each assignment's last release
 # What a release is made of besides the assignment's source (paths relative to the course root).
-SHARED_INPUTS = ("nbgrader_config.py", "coursetools/grading/how_grading_works.md",
-                 "coursetools/grading/nbgrader_plugins.py")
+SHARED_INPUTS = ("nbgrader_config.py", "coursetools/authoring/how_grading_works.md",
+                 "coursetools/authoring/grading_rules.py")
 
 
 def check_assignment(assignment: str, course_root: Path = REPO_ROOT) -> str:

@@ -1,4 +1,5 @@
-"""nbgrader plug-ins named in ``nbgrader_config.py``.
+"""nbgrader plug-ins named in ``nbgrader_config.py`` that grade and give feedback (the one that runs at
+release is :mod:`coursetools.authoring.grading_rules`).
 
 :class:`HideHiddenTests` runs when feedback is generated. nbgrader builds feedback from the
 autograded notebooks, which hold the hidden tests (restored from the source at grading) and
@@ -6,10 +7,6 @@ tracebacks that quote them; upstream shows both by design. This preprocessor rem
 hidden block from the test cells (parsed by :mod:`coursetools.common.hidden`) and replaces each error's
 traceback by its last line, with any quoted hidden line redacted, so a student sees *which* test
 failed and the message it gave, never the hidden code.
-
-:class:`IncludeGradingRules` runs when an assignment is generated: it puts the course's one text
-on how grading works (``coursetools/grading/how_grading_works.md``, with the per-cell time limit of
-``nbgrader_config.py``) where a source notebook's markdown has the line :data:`INCLUDE_RULES`.
 
 :class:`ExplainTimeouts` runs at autograde, after execution: nbgrader leaves a cell stopped at the
 per-cell time limit with a bare ``KeyboardInterrupt`` and ``CellTimeoutError``; the latter's message
@@ -28,7 +25,6 @@ from __future__ import annotations
 import re
 from functools import cache
 from importlib.metadata import distribution
-from importlib.resources import files
 from pathlib import Path
 
 import nbformat
@@ -81,31 +77,6 @@ class HideHiddenTests(Preprocessor):
                 if isinstance(data.get(mime), str):
                     data[mime] = redact(data[mime], hidden_lines)
         return output
-
-
-# --- the shared text of every assignment -------------------------------------------------------
-
-INCLUDE_RULES = "<!-- include: how grading works -->"
-
-
-def grading_rules(cell_timeout: int) -> str:
-    """The course's text on how grading works, with the per-cell time limit filled in."""
-    text = files("coursetools.grading").joinpath("how_grading_works.md").read_text(encoding="utf-8")
-    return text.strip("\n").replace("{cell_timeout}", str(cell_timeout))
-
-
-class IncludeGradingRules(Preprocessor):
-    """Replace each markdown line :data:`INCLUDE_RULES` by :func:`grading_rules` (at release)."""
-
-    enabled = Bool(True, help="Run whenever it is listed (nbconvert's default is off)").tag(config=True)
-    cell_timeout = Int(help="seconds each cell may run when graded (ExecutePreprocessor.timeout)").tag(config=True)
-
-    def preprocess(self, nb, resources):
-        for cell in nb.cells:
-            if cell.cell_type == "markdown" and INCLUDE_RULES in cell.source:
-                cell.source = "\n".join(grading_rules(self.cell_timeout) if line.strip() == INCLUDE_RULES else line
-                                        for line in cell.source.splitlines())
-        return nb, resources
 
 
 # --- a cell stopped at the time limit -----------------------------------------------------------
