@@ -21,10 +21,10 @@ import nbformat
 from nbclient.exceptions import DeadKernelError
 from nbgrader.preprocessors import Execute
 
-from coursetools.common.cells import nbgrader_meta
 from coursetools.checker import BRIDGE_IMPORT, Checker, CheckTimeout
-from coursetools.common.hidden import split_hidden_block
 from coursetools.checker.kernel_link import KernelLink
+from coursetools.common.cells import nbgrader_meta
+from coursetools.common.hidden import split_hidden_block
 
 
 def error_output(error: BaseException, timeout: float | None = None) -> nbformat.NotebookNode:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from functools import cache
 from importlib.metadata import distribution
+from importlib.resources import files
 from pathlib import Path
 
 import nbformat
@@ -33,7 +34,7 @@ from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Int, List, Unicode, default
+from traitlets import Bool, List, Unicode, default
 
 from coursetools.common.cells import cell_headings, cell_titles, nbgrader_meta
 from coursetools.common.hidden import redact, split_hidden
