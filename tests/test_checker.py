@@ -237,14 +237,45 @@ def test_a_bridge_that_leaves_after_saying_it_serves_gives_no_points(kernel):
                       "    s.connect(data['serve'])\n"
                       "    s.send_multipart([b.READY + str(data['number']).encode(), b''])\n"
                       "    s.close(linger=0)\n\n"
-                      "b._serve = half").passed
+                      "saved = b._serve\n"
+                      "vars(b)['_serve'] = half").passed  # the bridge is guarded: its dict, not its attribute
     try:
         start = time.monotonic()
         outcome = kernel.run("### BEGIN HIDDEN TESTS\nassert_equal(double(2), 4)\n### END HIDDEN TESTS", locked=True)
         assert not outcome.passed and "did not answer" in outcome.reason, outcome.reason
         assert time.monotonic() - start < 10, "the checker waited for a bridge that had left"
     finally:
-        kernel.run("import importlib\nimportlib.reload(b)")
+        kernel.run("vars(b)['_serve'] = saved")
+
+
+UNDER_RULE = """### BEGIN HIDDEN TESTS
+from coursetools.checks import assert_close, refuse
+with refuse(torch.autograd, "grad", "write the gradient yourself"):
+    assert_close(uses_autograd(torch.ones(2)), torch.full((2,), 2.0))
+### END HIDDEN TESTS"""
+# Issue 40's way round the rules: the bridge reached through IPython's comm targets (no name the scan
+# knew then), the rules' machinery in its module replaced by a no-op.
+RULES_OFF = """import IPython, contextlib
+_opened = getattr(IPython, "get_" + "ipython")().kernel.comm_manager.targets["%s"]
+_calls = getattr(_opened, "__glob" + "als__")["calls"]
+vars(_calls)["_rule"] = lambda rule: contextlib.nullcontext()
+"""
+
+
+@pytest.mark.slow
+def test_rules_switched_off_in_the_bridges_module_end_in_tampering():
+    from coursetools.checks.names import COMM_TARGET
+    from coursetools.devtools.session import KernelSession
+
+    with KernelSession(REPO_ROOT, timeout=60) as session:
+        assert session.run(SETUP, locked=True).passed
+        assert session.run(STUDENT).passed
+        honest = session.run(UNDER_RULE, locked=True)
+        assert not honest.passed and "write the gradient yourself" in honest.reason, honest.reason
+        assert session.run(RULES_OFF % COMM_TARGET).passed
+        attacked = session.run(UNDER_RULE, locked=True)
+        assert not attacked.passed and "TamperingError" in attacked.reason and "_rule" in attacked.reason, \
+            attacked.reason
 
 
 @pytest.mark.slow

@@ -273,6 +273,29 @@ def test_refuse_replaces_a_builtin_for_the_block_only():
     verify_untampered()
 
 
+def test_refuse_catches_references_taken_before_it():
+    """The ch02 way round the rule: ``_cell = torch.rnn_tanh_cell`` taken before the tests refuse it
+    (and ``nn.RNNCell``, which calls it through ``torch._VF``); a Python function held earlier too."""
+    early_cell, early_grad, early_backward = torch.rnn_tanh_cell, torch.autograd.grad, torch.Tensor.backward
+    args = (torch.zeros(1, 2), torch.zeros(1, 2), torch.zeros(2, 2), torch.zeros(2, 2))
+    cell = torch.nn.RNNCell(2, 2)
+    x = torch.ones(2, requires_grad=True)
+    with refuse(torch, "rnn_tanh_cell", "write the step yourself"), \
+            refuse(torch.autograd, "grad", "no autograd"), refuse(torch.Tensor, "backward", "no autograd"):
+        for call in (lambda: early_cell(*args), lambda: cell(args[0], args[1])):
+            with pytest.raises(RuntimeError, match="^write the step yourself$"):
+                call()
+        with pytest.raises(RuntimeError, match="^no autograd$"):
+            early_grad((x * x).sum(), x)
+        with pytest.raises(RuntimeError, match="^no autograd$"):
+            early_backward((x * x).sum())
+        assert torch.tanh(torch.zeros(1)).item() == 0.0  # what is not refused runs
+        verify_untampered()  # the swaps are refuse's own, not tampering
+    assert early_cell(*args).shape == (1, 2) and cell(args[0], args[1]).shape == (1, 2)
+    assert early_grad((x * x).sum(), x)[0].tolist() == [2.0, 2.0]
+    verify_untampered()
+
+
 def test_expect_raises_passes_on_the_exception_and_fails_without_it():
     with expect_raises(ValueError, "should raise"):
         raise ValueError("bad input")

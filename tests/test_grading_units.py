@@ -48,7 +48,7 @@ from coursetools.grading.outcomes import (
     last_error_line,
     tampering_seen_by_tests,
 )
-from coursetools.grading.scan import locked_cell_changes, suspicious_code
+from coursetools.grading.scan import locked_cell_changes, rule_targets, suspicious_code
 from coursetools.reports.exports import ClassTable, class_row, csv_rows, lateness, write_csv
 from coursetools.reports.report import ExerciseStats, exercise_stats, histogram_svg, render
 
@@ -123,6 +123,13 @@ def test_changing_a_locked_cells_points_is_an_edit():
     ("eval('1 + 1')", "uses eval"),
     ("setattr(object, 'x', 1)", "uses setattr"),
     ("get_ipython().events.register('pre_run_cell', print)", "uses get_ipython"),
+    # issue 40's way to the bridge: IPython's comm targets, names built from strings
+    ("import IPython\nshell = getattr(IPython, 'get_' + 'ipython')()",
+     "uses getattr with a name computed at run time"),
+    ("def f(g):\n    return g.kernel.comm_manager.targets", "uses comm_manager"),
+    ("name = '__glob' + 'als__'", "builds a dunder name from the string '__glob'"),
+    ("import torch\nwith torch._C.DisableTorchFunction():\n    pass", "uses DisableTorchFunction"),
+    ("import sys\nframe = sys._getframe(1)", "uses _getframe"),
 ])
 def test_each_suspicious_pattern_is_flagged(code, finding):
     assert finding in suspicious_code(tiny_release(), answered_with(code))
@@ -134,9 +141,26 @@ def test_each_suspicious_pattern_is_flagged(code, finding):
     "class Box:\n    pass\n\nbox = Box()\nbox.value = 3\n\ndef add(a, b):\n    return a + b",
     "%matplotlib inline\n%time total = 1 + 1",
     "def add(a, b)\n    return a + b",  # a syntax error fails in the kernel; nothing to report here
+    'class Add(object):\n    """Calls super().__init__() first."""\n\n    def __init__(self):\n'
+    '        super().__init__()',
+    "def add(a, b):\n    print('_' * 20, '____')\n    return getattr(a, 'real') + b",
 ])
 def test_innocent_code_is_not_flagged(code):
     assert suspicious_code(tiny_release(), answered_with(code)) == []
+
+
+def test_a_function_the_exercise_refuses_is_flagged_in_its_answer_cells_only():
+    """ch02's way round ``refuse``: the refused kernel taken before the rule is applied."""
+    source = tiny_release()
+    source.cells[2].source = ('with refuse(torch, ("rnn_tanh", "rnn_tanh_cell"), "write the loop"), '
+                              'forbid(nn.RNNCell, _private, add):\n    add(1, 2)')
+    rules = rule_targets(source)
+    assert rules == {"add": {"rnn_tanh", "rnn_tanh_cell", "RNNCell"}}  # not the answer itself, nor a private alias
+    taken_early = answered_with("import torch\n_cell = torch.rnn_tanh_cell\n\ndef add(a, b):\n    return a + b")
+    assert suspicious_code(tiny_release(), taken_early, rules) == [
+        "names rnn_tanh_cell in add, which the tests of that exercise forbid"]
+    assert suspicious_code(tiny_release(), taken_early) == []  # the rules come from the instructor's source
+    assert suspicious_code(tiny_release(), answered_with("def add(a, b):\n    return a + b"), rules) == []
 
 
 def test_locked_cells_are_not_scanned_as_the_students_code():

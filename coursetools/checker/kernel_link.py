@@ -33,13 +33,15 @@ import zmq
 from jupyter_core.utils import ensure_async, run_sync
 from nbclient.exceptions import DeadKernelError
 
-from coursetools.checker import CheckTimeout
+from coursetools.checker.errors import CheckTimeout, KernelUnanswered
 from coursetools.checks import wire
 from coursetools.checks.names import COMM_TARGET, END_SERVING, READY
 
 POLL = 1.0  # seconds between checks that the kernel is alive while a request waits
 AFTER_INTERRUPT = 5.0  # seconds an interrupted (or ended) serving is given to stop before the checker moves on
 MAX_MESSAGE = wire.MAX_BYTES * 4 // 3 + 64  # a longer reply is refused by ZeroMQ itself (never read into memory)
+QUEUED = 1  # messages ZeroMQ holds for the checker before it reads them (its default, 1000, let a flood pile up)
+BLOCK_BYTES = 4 * MAX_MESSAGE  # what the checker reads from the socket in one hidden block, at most
 
 
 def _done(value: Any) -> Any:
@@ -60,6 +62,7 @@ class KernelLink:
         self.iopub = zmq.Socket.shadow(client.iopub_channel.socket.underlying)
         self.requests = zmq.Context.instance().socket(zmq.PAIR)
         self.requests.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)
+        self.requests.setsockopt(zmq.RCVHWM, QUEUED)
         self.requests.linger = 0
         self.requests.bind(f"tcp://{client.ip}:*" if client.transport == "tcp" else f"ipc://{client.ip}-bridge")
         self.endpoint = self.requests.last_endpoint.decode()
@@ -67,6 +70,7 @@ class KernelLink:
         self.died = False  # set when a request found the kernel dead
         self.serving: str | None = None  # the serve request's id while the bridge serves
         self.number = 0  # the last request's number: its reply carries it
+        self.received = 0  # bytes read from the socket in this hidden block
         self._send("comm_open", {"comm_id": self.comm_id, "target_name": COMM_TARGET, "data": {}})
 
     def _send(self, kind: str, content: dict) -> str:
@@ -90,6 +94,7 @@ class KernelLink:
 
     def end(self) -> None:
         """End the serving (if any): the kernel is free to run cells again."""
+        self.received = 0
         if self.serving is None or self.died:
             return
         self._put(END_SERVING, b"")
@@ -128,6 +133,10 @@ class KernelLink:
             return None
         if self.requests in ready:
             frames = self.requests.recv_multipart()
+            self.received += sum(len(frame) for frame in frames)
+            if self.received > BLOCK_BYTES:
+                raise KernelUnanswered(f"the notebook's kernel sent the tests more than {BLOCK_BYTES // 2**20} MiB "
+                                       "in one hidden block")
             if frames[:-1] == [kind + str(self.number).encode()]:
                 return (frames[-1].decode("utf-8", errors="replace"),)
             return None  # a late reply to an interrupted request

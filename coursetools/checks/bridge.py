@@ -38,14 +38,16 @@ reaches into ``sys.modules`` or ``coursetools``).
 from __future__ import annotations
 
 import builtins
+import sys
+import types
 from typing import Any
 
 import zmq
 from IPython import get_ipython
 
-from coursetools.checks import calls, handles, wire
+from coursetools.checks import calls, handles, names, wire
 from coursetools.checks.names import COMM_TARGET, END_SERVING, READY
-from coursetools.checks.tamper import TamperingError, verify_untampered
+from coursetools.checks.tamper import TamperingError, guard, verify_untampered
 
 _sockets: dict[str, Any] = {}  # the sockets the checker's requests come on, by the checker's address
 
@@ -135,6 +137,11 @@ def _reset(request: dict) -> None:
     handles.fakes.clear()
 
 
-_OPS = {"lookup": _lookup, "getattr": _getattr, "backward": calls.backward, "verify": _verify,
-        "isinstance": _isinstance, "calls": _calls, "reset": _reset}
+_OPS = types.MappingProxyType({"lookup": _lookup, "getattr": _getattr, "backward": calls.backward, "verify": _verify,
+                               "isinstance": _isinstance, "calls": _calls, "reset": _reset})
 _register()
+# The kernel's side of the checker is guarded as the checks are: rebinding any of its names (the rules'
+# machinery reached through a comm's __globals__, say) is tampering that verify_untampered reports,
+# after each call made under rules and at the end of each hidden block.
+for _module in (wire, names, handles, calls, sys.modules[__name__]):
+    guard(_module.__name__, ())

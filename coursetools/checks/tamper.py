@@ -45,6 +45,7 @@ import torch.func
 import torch.nn
 import torch.nn.functional
 import torch.testing
+from torch.overrides import TorchFunctionMode
 
 import transformer_lib
 
@@ -90,9 +91,13 @@ def _is_watched_value(value: Any) -> bool:
 
 def _names_to_watch(owner: Any, private: bool) -> list[str]:
     """The routines and classes of a module (only the public ones unless ``private``); every
-    callable entry of a class."""
+    callable entry of a class; every name but the dunders of a module of the tests (``private``:
+    their functions, the modules they call through and their tables of operations, which the
+    tests' own code never rebinds)."""
     if owner is builtins:
         return list(_WATCHED_BUILTINS)
+    if private and isinstance(owner, types.ModuleType):
+        return [name for name in vars(owner) if not (name.startswith("__") and name.endswith("__"))]
     names = [name for name, value in vars(owner).items() if _is_watched_value(value)]
     if isinstance(owner, types.ModuleType) and not private:
         names = [name for name in names if not name.startswith("_")]
@@ -216,11 +221,9 @@ def verify_untampered() -> None:
 
 # --- solutions must not lean on the reference -----------------------------------------------
 
-def _raiser_code(description: str, template: types.CodeType) -> types.CodeType:
-    """A code object that raises, with the free variables ``template`` expects."""
+def _raiser_code(message: str, template: types.CodeType) -> types.CodeType:
+    """A code object that raises ``RuntimeError(message)``, with the free variables ``template`` expects."""
     freevars = template.co_freevars
-    message = (f"this exercise asks you to write it yourself: your solution called {description}, "
-               "the library's reference implementation")
     lines = ["def outer():"]
     lines += [f"    {var} = None" for var in freevars]
     lines += ["    def inner(*args, **kwargs):"]
@@ -230,6 +233,24 @@ def _raiser_code(description: str, template: types.CodeType) -> types.CodeType:
     exec("\n".join(lines), namespace)  # noqa: S102 - builds a code object, runs nothing else
     inner = namespace["outer"]()
     return inner.__code__.replace(co_freevars=freevars) if freevars else inner.__code__
+
+
+@contextlib.contextmanager
+def _swapped(targets: list[types.FunctionType], message: str) -> Iterator[None]:
+    """While the block runs, each Python function of ``targets`` raises ``RuntimeError(message)``:
+    its code is swapped, so a reference taken before the block is caught too."""
+    swapped: list[tuple[types.FunctionType, types.CodeType]] = []
+    try:
+        for target in targets:
+            original = target.__code__
+            target.__code__ = _raiser_code(message, original)
+            _SNAPSHOT.allowed_codes[id(target)] = target.__code__
+            swapped.append((target, original))
+        yield
+    finally:
+        for target, original in reversed(swapped):
+            target.__code__ = original
+            _SNAPSHOT.allowed_codes.pop(id(target), None)
 
 
 def _forbid_targets(reference: Callable[..., Any]) -> tuple[list[types.FunctionType], str]:
@@ -257,42 +278,68 @@ def forbid(*references: Callable[..., Any]) -> Iterator[None]:
     ``forward``/``__call__`` is swapped). Builtin torch functions have no code to swap: pass
     the Python modules that wrap them, or use :func:`refuse`.
     """
-    swapped: list[tuple[types.FunctionType, types.CodeType]] = []
-    try:
+    with contextlib.ExitStack() as stack:
         for reference in references:
             targets, label = _forbid_targets(reference)
-            for target in targets:
-                original = target.__code__
-                target.__code__ = _raiser_code(label, original)
-                _SNAPSHOT.allowed_codes[id(target)] = target.__code__
-                swapped.append((target, original))
+            stack.enter_context(_swapped(targets, f"this exercise asks you to write it yourself: your solution "
+                                                  f"called {label}, the library's reference implementation"))
         yield
-    finally:
-        for target, original in reversed(swapped):
-            target.__code__ = original
-            _SNAPSHOT.allowed_codes.pop(id(target), None)
+
+
+class _Refusing(TorchFunctionMode):
+    """Raises for the refused torch builtins, whoever holds them: torch hands every call of its
+    functions to the modes in force (``__torch_function__``), with the function itself, so a
+    reference taken before :func:`refuse` (``cell = torch.rnn_tanh_cell``), ``torch._VF``'s and
+    ``nn.RNNCell``'s inner call are refused too."""
+
+    def __init__(self, refused: list[Any], message: str) -> None:
+        super().__init__()
+        self.refused, self.message = refused, message
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        if any(func is refused for refused in self.refused):
+            raise RuntimeError(self.message)
+        return func(*args, **(kwargs or {}))
 
 
 @contextlib.contextmanager
 def refuse(owner: Any, names: str | tuple[str, ...], message: str) -> Iterator[None]:
-    """While the block runs, ``owner.<name>`` raises ``RuntimeError(message)`` for each of ``names``.
+    """While the block runs, ``owner.<name>`` raises ``RuntimeError(message)`` for each of ``names``,
+    however the notebook reaches it (a reference taken earlier too).
 
-    For C builtins such as ``torch.rnn_tanh_cell`` or ``F.scaled_dot_product_attention``, which
-    :func:`forbid` cannot swap: the attribute itself is replaced, and restored afterwards.
+    A Python function (``torch.autograd.grad``, ``torch.Tensor.backward``) has its code swapped, as
+    :func:`forbid` does; a C builtin such as ``torch.rnn_tanh_cell`` or
+    ``F.scaled_dot_product_attention``, which has no code to swap, is refused by identity in every
+    call torch makes through its function modes (:class:`_Refusing`); anything else (a class such as
+    ``torch.enable_grad``) has its attribute on ``owner`` replaced. All are restored afterwards.
     """
     names = (names,) if isinstance(names, str) else tuple(names)
+    saved = [(name, getattr(owner, name)) for name in names]
+    functions = [value for _, value in saved if inspect.isfunction(value)]
+    torch_builtins = [value for _, value in saved if _is_torch_builtin(value)]
+    replaced = [(name, value) for name, value in saved if value not in functions and value not in torch_builtins]
 
     def refused(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(message)
 
-    saved = [(name, getattr(owner, name)) for name in names]
-    try:
-        for name in names:
-            setattr(owner, name, refused)
-        yield
-    finally:
-        for name, original in saved:
-            setattr(owner, name, original)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_swapped(functions, message))
+        if torch_builtins:
+            stack.enter_context(_Refusing(torch_builtins, message))
+        try:
+            for name, _ in replaced:  # anything else (a class such as torch.enable_grad): the attribute
+                setattr(owner, name, refused)
+            yield
+        finally:
+            for name, value in replaced:
+                setattr(owner, name, value)
+
+
+def _is_torch_builtin(value: Any) -> bool:
+    """A C function of torch (``torch.rnn_tanh_cell``, ``F.scaled_dot_product_attention``): torch
+    hands its calls to the function modes in force."""
+    module = getattr(value, "__module__", None) or ""
+    return isinstance(value, types.BuiltinFunctionType) and module.startswith("torch")
 
 
 # --- the tests' own modules cannot be edited from the notebook ------------------------------
@@ -332,5 +379,6 @@ def guard(module_name: str, public: tuple[str, ...]) -> None:
     module.__class__ = _GuardedModule
 
 
-_SNAPSHOT = _Snapshot([builtins, *_WATCHED_MODULES, *_WATCHED_CLASSES, *_library_owners(), _GuardedModule])
+_SNAPSHOT = _Snapshot([builtins, *_WATCHED_MODULES, *_WATCHED_CLASSES, *_library_owners(), _GuardedModule,
+                      _Refusing, TorchFunctionMode])
 guard(__name__, tuple(__all__))

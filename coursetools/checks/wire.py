@@ -21,12 +21,14 @@ from __future__ import annotations
 import base64
 import io
 import json
+import zipfile
 from typing import Any
 
 import torch
 
 REF = "__course_ref__"  # the key of a reference: {REF: "handle", "id": 3} or {REF: "name", "name": "f"}
-MAX_BYTES = 512 * 2**20  # a reply larger than this is refused, not decoded
+MAX_BYTES = 64 * 2**20  # a message larger than this is refused, not decoded
+MAX_JSON_ITEMS = 2**20  # JSON's small items grow tenfold as Python objects: at most this many commas
 MAX_DEPTH = 32
 _LEAVES = (bool, int, float, str, type(None), torch.dtype)
 _JSON_LEAVES = (bool, int, float, str, type(None))
@@ -73,6 +75,7 @@ def decode(data: bytes) -> Any:
     """The plain value ``data`` holds; :class:`NotPlainData` when it holds anything else."""
     if len(data) > MAX_BYTES:
         raise NotPlainData(f"a reply of {len(data)} bytes (more than {MAX_BYTES}) was refused")
+    _check_records(data)
     try:
         value = torch.load(io.BytesIO(data), weights_only=True)
     except Exception as error:  # noqa: BLE001 - whatever the unpickler refused, say so
@@ -80,6 +83,27 @@ def decode(data: bytes) -> Any:
                            f"{str(error).splitlines()[0][:200] if str(error) else ''})") from None
     check_plain(value)
     return value
+
+
+def _check_records(data: bytes) -> None:
+    """Refuse ``torch.save`` bytes that would grow when loaded: ``torch.save`` stores its records
+    uncompressed, so a compressed record (1.4 MB of DEFLATE inflate to 1 GiB) or records that claim
+    more bytes than the message holds are refused before ``torch.load`` reads anything. (torch then
+    checks each storage's declared size against its record before allocating it.)"""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            records = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, OSError) as error:
+        raise NotPlainData(f"a reply that is not plain data was refused (not torch.save bytes: "
+                           f"{type(error).__name__})") from None
+    compressed = [r.filename for r in records
+                  if r.compress_type != zipfile.ZIP_STORED or r.file_size != r.compress_size]
+    if compressed:
+        raise NotPlainData(f"a reply with compressed records was refused ({compressed[0]}; torch.save compresses "
+                           "nothing)")
+    declared = sum(r.file_size for r in records)
+    if declared > len(data):
+        raise NotPlainData(f"a reply whose records claim {declared} bytes in {len(data)} was refused")
 
 
 def to_text(value: Any) -> str:
@@ -98,6 +122,8 @@ def from_text(text: str) -> Any:
     if len(text) > MAX_BYTES * 4 // 3 + 8:
         raise NotPlainData(f"a reply of {len(text)} characters (more than {MAX_BYTES} bytes) was refused")
     if text.startswith(JSON):
+        if text.count(",") > MAX_JSON_ITEMS:
+            raise NotPlainData(f"a JSON reply of more than {MAX_JSON_ITEMS} items was refused")
         try:
             value = _from_json_form(json.loads(text[len(JSON):]))
         except (ValueError, TypeError, RecursionError) as error:  # bad JSON, a bad tag, an unhashable key

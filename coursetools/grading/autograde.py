@@ -18,7 +18,8 @@ A thin layer over nbgrader's own commands that keeps every number honest
   (:mod:`coursetools.common.hidden`).
 
 Collecting submissions is :mod:`coursetools.grading.collect`; the exports and the class report are
-:mod:`coursetools.reports.exports` and :mod:`coursetools.reports.report`; every path comes from :mod:`coursetools.common.layout`.
+:mod:`coursetools.reports.exports` and :mod:`coursetools.reports.report`; every path comes from
+:mod:`coursetools.common.layout`.
 
 Worst case per student: the ``notebook_timeout`` (default 180 s), plus a few seconds to kill.
 """
@@ -28,6 +29,8 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import re
+import resource
 import shutil
 import sys
 import tempfile
@@ -41,10 +44,12 @@ from pathlib import Path
 import nbformat
 import psutil
 
+from coursetools.authoring.release import earlier_releases
+from coursetools.authoring.sources import build_notebook, notebook_source
 from coursetools.common.cells import answer_texts, graded_cells
-from coursetools.grading.gradebook import backup_gradebook, gradebook_scores, keep_hand_grades
 from coursetools.common.hidden import hidden_lines, quoted_lines
 from coursetools.common.layout import STAGED_RELEASE, Course, nbgrader_env, run_nbgrader
+from coursetools.grading.gradebook import backup_gradebook, gradebook_scores, keep_hand_grades
 from coursetools.grading.nbgrader_plugins import mathjax_script
 from coursetools.grading.outcomes import (
     GRADED,
@@ -59,10 +64,8 @@ from coursetools.grading.outcomes import (
     output_cut,
     tampering_seen_by_tests,
 )
-from coursetools.authoring.release import earlier_releases
 from coursetools.grading.sandbox import check as check_sandbox
-from coursetools.grading.scan import locked_cell_changes, locked_changes_in, suspicious_code
-from coursetools.authoring.sources import build_notebook, notebook_source
+from coursetools.grading.scan import locked_cell_changes, locked_changes_in, rule_targets, suspicious_code
 from coursetools.grading.state import load_state, update_state
 
 DEFAULT_NOTEBOOK_TIMEOUT = 180
@@ -70,8 +73,14 @@ DEFAULT_NOTEBOOK_TIMEOUT = 180
 # nbgrader once (importing it took 2.4 of the ~5 CPU seconds a student cost when each run was a
 # fresh `python -m nbgrader`).
 _FORKSERVER = multiprocessing.get_context("forkserver")
-_FORKSERVER.set_forkserver_preload(["nbgrader.apps.nbgraderapp", "coursetools.grading.nbgrader_plugins", "coursetools.grading.sandbox",
-                                     "coursetools.grading.autograde", "coursetools.grading.checked_execute"])
+_FORKSERVER.set_forkserver_preload(["nbgrader.apps.nbgraderapp", "coursetools.grading.nbgrader_plugins",
+                                     "coursetools.grading.sandbox", "coursetools.grading.autograde",
+                                     "coursetools.grading.checked_execute"])
+# The address space each student's grading process may take (its soft RLIMIT_AS; the kernel's box
+# sets its own): an honest notebook's grader peaks near 1.3 GiB of it (0.4 GiB resident), and a
+# notebook whose replies would grow the grader past it fails alone, "grader out of memory".
+GRADER_MEMORY = 3 * 2**30
+PEAK_MEMORY = re.compile(r"^\[course\] grader peak memory: (\d+) MiB$", re.MULTILINE)
 # One scan at a time: CPython 3.11's ast.parse is not thread-safe ("SystemError: AST constructor
 # recursion depth mismatch" when two students were scanned at once).
 _SCAN_LOCK = threading.Lock()
@@ -108,7 +117,8 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
         raise ValueError(f"no submission of {assignment!r} for {unknown}; submitted: {everyone}")
     state = load_state(course, assignment)
     # the instructor notebook prepare() has just built from the source
-    tests_sha = grading_fingerprint(nbformat.read(notebook_source(course.root, assignment), as_version=4))
+    source = nbformat.read(notebook_source(course.root, assignment), as_version=4)
+    tests_sha, rules = grading_fingerprint(source), rule_targets(source)
     todo = [s for s in (students or everyone)
             if force or not _still_graded(course, assignment, s, state, tests_sha)]
     changed = [s for s in todo if state.get(s, {}).get("tests_sha") not in (None, tests_sha)]
@@ -129,7 +139,7 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
     def one(student: str) -> None:
         hand_graded_on = _answers_graded(course, assignment, student)  # before the regrade replaces them
         outcome = grade_student(course, assignment, student, releases, cell_timeout, notebook_timeout,
-                                confine=confine, scratch_root=Path(scratch.name))
+                                confine=confine, scratch_root=Path(scratch.name), rules=rules)
         outcome.tests_sha = tests_sha
         if outcome.status in GRADED:
             outcome.details += [f"{name}: the answer changed since its hand grade; grade it again"
@@ -147,13 +157,19 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
 
 def grade_student(course: Course, assignment: str, student: str, releases: list[nbformat.NotebookNode],
                   cell_timeout: int | None = None, notebook_timeout: float = DEFAULT_NOTEBOOK_TIMEOUT, *,
-                  confine: bool = True, scratch_root: Path | None = None) -> Outcome:
+                  confine: bool = True, scratch_root: Path | None = None,
+                  rules: dict[str, set[str]] | None = None) -> Outcome:
     """Scan and autograde one student's notebook in its own nbgrader process, its kernel in a box
     (scratch folders under ``scratch_root``) unless not ``confine``.
+
+    ``rules``: the names each exercise's tests forbid (:func:`~coursetools.grading.scan.rule_targets`
+    of the instructor's source, read from it when not given).
 
     ``releases``: the release graded against first, then earlier releases students may have had
     (a locked cell as one of them released it is not an edit)."""
     release = releases[0]
+    if rules is None:
+        rules = rule_targets(nbformat.read(notebook_source(course.root, assignment), as_version=4))
     start = time.monotonic()
     path = course.notebook("submitted", assignment, student)
     submission = _read_submission(path)
@@ -163,7 +179,7 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
     sha = _sha(path)
     with _SCAN_LOCK:
         changes = locked_cell_changes(release, submission, releases[1:])
-        flags = changes + suspicious_code(release, submission)
+        flags = changes + suspicious_code(release, submission, rules)
     args = ["autograde", assignment, "--student", student, "--force"]
     if cell_timeout is not None:
         args.append(f"--ExecutePreprocessor.timeout={cell_timeout}")
@@ -237,7 +253,12 @@ def _nbgrader_main(args: list[str], root: str, log: str) -> None:
         for stream in (1, 2):
             os.dup2(output.fileno(), stream)
     sys.argv = ["nbgrader", *args]
-    NbGraderApp.launch_instance(argv=args)
+    resource.setrlimit(resource.RLIMIT_AS, (GRADER_MEMORY, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    try:
+        NbGraderApp.launch_instance(argv=args)
+    finally:
+        print(f"[course] grader peak memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MiB",
+              flush=True)
 
 
 def _kill_tree(pid: int) -> None:

@@ -85,6 +85,8 @@ class CheckedExecute(Execute):
         except Exception as error:  # noqa: BLE001 - every failed check is the cell's error
             if self._link.died:  # whatever the hidden block made of it
                 raise DeadKernelError("Kernel died") from error
+            if isinstance(error, MemoryError):  # the grader passed its limit: this student fails, flagged
+                raise
             cell.outputs.append(error_output(error, self.timeout))
         finally:
             self._checker.deadline = None

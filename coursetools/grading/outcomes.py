@@ -16,6 +16,8 @@ status                 when
 ``output cut``         autograde finished, but a cell's output passed the bytes a cell keeps
                        (:mod:`coursetools.grading.output_cap`; scores stand, an instructor looks at why)
 ``kernel died``        the kernel was lost (nbgrader exits 1 and keeps no scores)
+``grader out of memory`` the student's grading process passed its memory limit (what the notebook
+                       sent the tests was too large); nbgrader keeps no scores
 ``timed out``          killed at the notebook time limit, or nbgrader gave up on a cell
 ``missing notebook``   no readable notebook of the expected name was submitted
 =====================  ====================================================================
@@ -40,12 +42,14 @@ MISSING = "missing notebook"
 MANUAL = "needs manual grade"
 CELL_TIMED_OUT = "cell timed out"
 OUTPUT_CUT = "output cut"
+OUT_OF_MEMORY = "grader out of memory"
 # Written first in the details of every student graded with ``--unsafe-no-sandbox``.
 UNCONFINED = "graded unconfined: the notebook could read and change the course and the machine"
-STATUSES = (OK, KERNEL_DIED, TIMED_OUT, CELL_TIMED_OUT, OUTPUT_CUT, TAMPERED, MISSING, MANUAL)
+STATUSES = (OK, KERNEL_DIED, OUT_OF_MEMORY, TIMED_OUT, CELL_TIMED_OUT, OUTPUT_CUT, TAMPERED, MISSING, MANUAL)
 GRADED = (OK, TAMPERED, MANUAL, CELL_TIMED_OUT, OUTPUT_CUT)  # the statuses whose autograded notebook holds scores
 KERNEL_DIED_LOG = re.compile("DeadKernelError|Kernel died")  # how nbgrader's log says so
 TIMED_OUT_LOG = re.compile("CellTimeoutError|Timeout waiting")
+OUT_OF_MEMORY_LOG = re.compile("MemoryError")
 ANY_ERROR_LOG = re.compile("Error|error")
 
 
@@ -150,6 +154,8 @@ def failed_autograde_status(log: str) -> str:
     """
     if KERNEL_DIED_LOG.search(log):
         return KERNEL_DIED
+    if OUT_OF_MEMORY_LOG.search(log):
+        return OUT_OF_MEMORY
     if TIMED_OUT_LOG.search(log):
         return TIMED_OUT
     return MANUAL
@@ -158,7 +164,7 @@ def failed_autograde_status(log: str) -> str:
 def last_error_line(log: str) -> str:
     """The most telling line of a failed autograde's log (at most 300 characters)."""
     lines = [line.strip() for line in log.splitlines()]
-    for pattern in (KERNEL_DIED_LOG, TIMED_OUT_LOG, ANY_ERROR_LOG):
+    for pattern in (KERNEL_DIED_LOG, OUT_OF_MEMORY_LOG, TIMED_OUT_LOG, ANY_ERROR_LOG):
         found = [line for line in lines if pattern.search(line)]
         if found:
             return found[-1][:300]
