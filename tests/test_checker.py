@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import io
 import pickle
+import resource
+import struct
 import time
+import zipfile
 
 import pytest
 import torch
@@ -56,6 +59,44 @@ def test_decoding_a_pickle_runs_nothing(capsys):
     with pytest.raises(wire.NotPlainData):
         wire.decode(buffer.getvalue())
     assert "this ran" not in capsys.readouterr().out
+
+
+def _rezipped(data: bytes, compression: int) -> bytes:
+    """``torch.save`` bytes with every record written again with ``compression``."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(out, "w", compression) as target:
+        for info in source.infolist():
+            target.writestr(info.filename, source.read(info.filename), compress_type=compression)
+    return out.getvalue()
+
+
+def test_a_compressed_reply_is_refused_before_it_grows():
+    """Issue 40's bomb: DEFLATE records inflate about 1000:1 when torch.load reads them."""
+    buffer = io.BytesIO()
+    torch.save(torch.zeros(2**22, dtype=torch.uint8), buffer)  # 4 MiB of zeros
+    bomb = _rezipped(buffer.getvalue(), zipfile.ZIP_DEFLATED)
+    assert len(bomb) < 2**16
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(wire.NotPlainData, match="compressed records"):
+        wire.decode(bomb)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 2**12  # KiB: nothing was inflated
+    assert wire.decode(_rezipped(buffer.getvalue(), zipfile.ZIP_STORED)).shape == (2**22,)  # stored: fine
+
+
+def test_records_that_claim_more_than_the_message_are_refused():
+    buffer = io.BytesIO()
+    torch.save(torch.zeros(4), buffer)
+    data = bytearray(buffer.getvalue())
+    entry = data.index(b"PK\x01\x02")  # the first record's entry in the central directory
+    data[entry + 20:entry + 28] = struct.pack("<II", 2**30, 2**30)  # compressed and uncompressed sizes
+    with pytest.raises(wire.NotPlainData, match="claim"):
+        wire.decode(bytes(data))
+
+
+def test_json_with_too_many_items_is_refused():
+    with pytest.raises(wire.NotPlainData, match="items"):
+        wire.from_text(wire.JSON + "[" + "0," * (wire.MAX_JSON_ITEMS + 1) + "0]")
+    assert wire.from_text(wire.JSON + "[0,0]") == [0, 0]
 
 
 def test_a_reply_that_is_not_base64_is_refused():

@@ -29,9 +29,12 @@ import nbformat
 import pytest
 
 from coursetools.authoring.sources import assignments
+from coursetools.checks.names import COMM_TARGET
 from coursetools.cli import main
 from coursetools.common.hidden import hidden_lines
 from coursetools.common.layout import REPO_ROOT
+from coursetools.grading.autograde import PEAK_MEMORY
+from coursetools.grading.state import load_state
 
 from course_helpers import CourseCopy, answered, cells_of, public_lines, require_sandbox
 
@@ -194,6 +197,14 @@ def first(nb: nbformat.NotebookNode, source: str) -> nbformat.NotebookNode:
     return nb
 
 
+def last(nb: nbformat.NotebookNode, source: str) -> nbformat.NotebookNode:
+    """``nb`` with ``source`` run at the end of its last answer code cell."""
+    nb = copy.deepcopy(nb)
+    cell = [c for c in cells_of(nb, "solution") if c.cell_type == "code"][-1]
+    cell.source += "\n" + source
+    return nb
+
+
 def appended(nb: nbformat.NotebookNode, source: str) -> nbformat.NotebookNode:
     nb = copy.deepcopy(nb)
     nb.cells.append(nbformat.v4.new_code_cell(source))
@@ -239,7 +250,7 @@ def _answer(text):  # a pickle where the checker reads torch.save bytes
     return "torch:" + _b64.b64encode(_pickle.dumps(_Payload())).decode()
 
 
-_bridge.answer = _answer
+vars(_bridge)["answer"] = _answer  # the bridge is guarded: its dict, not its attribute
 '''
 
 # The bridge replaced by one that puts, where the grader's socket was, a link to a socket outside
@@ -256,8 +267,66 @@ def _serve(data):
     _os.symlink("%s", _path)
 
 
-_bridge._serve = _serve
+vars(_bridge)["_serve"] = _serve
 ''' % GRADER_SOCKET
+
+# Issue 40's way round the rules: the bridge reached through IPython's comm targets, with names
+# built from strings, the rules' machinery replaced by a no-op (every forbid and refuse off).
+RULES_OFF = r'''
+import IPython as _IPython, contextlib as _contextlib
+_opened = getattr(_IPython, "get_" + "ipython")().kernel.comm_manager.targets["%s"]
+vars(getattr(_opened, "__glob" + "als__")["calls"])["_rule"] = lambda rule: _contextlib.nullcontext()
+''' % COMM_TARGET
+
+# Issue 40's bomb: every reply a torch.save zip whose one record is 512 MiB of zeros, DEFLATE-compressed
+# to half a megabyte (torch.load would inflate it in the grader).
+INFLATES = r'''
+import io as _io, struct as _struct, zipfile as _zipfile, torch as _torch
+import coursetools.checks.bridge as _bridge
+
+
+def _bomb():
+    if "_BOMB" not in globals():
+        template = _io.BytesIO()
+        _torch.save(_torch.zeros(1, dtype=_torch.uint8), template)
+        size, out = 2**29, _io.BytesIO()
+        with _zipfile.ZipFile(template) as source, _zipfile.ZipFile(out, "w") as target:
+            for info in source.infolist():
+                data = source.read(info.filename)
+                if info.filename.endswith("data.pkl"):  # the storage and the tensor claim `size` bytes
+                    big = b"J" + _struct.pack("<i", size)
+                    data = data.replace(b"cpuq\x04K\x01t", b"cpuq\x04" + big + b"t")
+                    data = data.replace(b"QK\x00K\x01", b"QK\x00" + big)
+                if info.filename.endswith("data/0"):
+                    record = _zipfile.ZipInfo(info.filename)
+                    record.compress_type = _zipfile.ZIP_DEFLATED
+                    with target.open(record, "w", force_zip64=True) as handle:
+                        for _ in range(size // 2**24):
+                            handle.write(bytes(2**24))
+                    continue
+                target.writestr(info.filename, data, compress_type=_zipfile.ZIP_DEFLATED)
+        globals()["_BOMB"] = "torch:" + _b64.b64encode(out.getvalue()).decode()
+    return _BOMB
+
+
+vars(_bridge)["answer"] = lambda text: _bomb()
+'''
+
+# Issue 40's flood: from the last answer cell, messages of 64 MiB on the bridge's own socket, which the
+# grader used to queue (ZeroMQ's default of 1000 messages) until it read them.
+FLOODS = r'''
+import zmq as _zmq
+import coursetools.checks.bridge as _bridge
+_junk = bytes(64 * 2**20)
+for _socket in list(vars(_bridge)["_sockets"].values()):
+    for _ in range(8):
+        try:
+            _socket.send_multipart([b"0", _junk], flags=_zmq.NOBLOCK)
+        except _zmq.Again:
+            break
+'''
+# The grader's peak memory per student (its log): an honest notebook's grader stays well below.
+GRADER_PEAK_MIB = 1024
 
 
 def submissions(solution: nbformat.NotebookNode) -> dict[str, nbformat.NotebookNode]:
@@ -279,6 +348,9 @@ def submissions(solution: nbformat.NotebookNode) -> dict[str, nbformat.NotebookN
                                                 "    return _Payload()\n" + honest),
         "pickle_reply": first(wrap_answers(solution, honest), EVIL_CLASSES + PICKLE_REPLY),
         "redirects_the_checker": first(wrap_answers(solution, honest), REDIRECT_CHECKER),
+        "switches_rules_off": first(wrap_answers(solution, honest), RULES_OFF),
+        "inflates_replies": first(wrap_answers(solution, honest), INFLATES),
+        "floods_the_socket": last(wrap_answers(solution, honest), FLOODS),
         "patches_comparisons": wrap_answers(solution, "if _called_by_tests():\n" + PATCH_COMPARISONS.replace(
             "\n", "\n    ") + "\n    return _corrupt(_model_or_none(_model, args, kwargs), lambda t: t + 1)\n"
                                                       + honest),
@@ -375,7 +447,8 @@ def test_leaks_keep_their_honest_marks(graded, student):
 
 
 @pytest.mark.parametrize("student", ["hijacks_references", "always_equal", "tensor_subclass", "pickle_result",
-                                     "pickle_reply", "patches_comparisons", "redirects_the_checker"])
+                                     "pickle_reply", "patches_comparisons", "redirects_the_checker",
+                                     "switches_rules_off", "inflates_replies"])
 def test_fooling_the_hidden_tests_earns_nothing_for_them(graded, student):
     copy_ = graded[0]
     scores = copy_.scores(student)
@@ -384,13 +457,39 @@ def test_fooling_the_hidden_tests_earns_nothing_for_them(graded, student):
     assert not PAYLOAD_MARK.exists(), "a pickle payload ran outside the kernel"
 
 
+def test_switching_the_rules_off_is_flagged(graded):
+    record = load_state(graded[0].course, graded[0].assignment)["switches_rules_off"]
+    assert record["status"] == "tampered", record
+    assert any("comm_manager" in detail for detail in record["details"]), record["details"]
+
+
+def test_a_flood_costs_the_cell_it_reaches_and_no_grader_memory(graded):
+    """The flood fails the hidden block that reads it (the bridge never sends what it was not asked);
+    the bomb is refused before it grows; no student's grader, the honest one's included, passes
+    ``GRADER_PEAK_MIB``."""
+    copy_ = graded[0]
+    assert copy_.autograded_points("floods_the_socket")[0] < copy_.autograded_points("solution")[0]
+    students = copy_.course.students("submitted", copy_.assignment)
+    peaks = {student: grader_peak_mib(copy_, student) for student in students}
+    assert all(peaks.values()), f"a grader logged no peak: {peaks}"
+    assert max(peaks.values()) < GRADER_PEAK_MIB, f"graders' peak memory (MiB): {peaks}"
+
+
+def grader_peak_mib(copy_: CourseCopy, student: str) -> int:
+    """What the student's grading process logged as its peak resident memory, in MiB (0 when nothing)."""
+    log = copy_.course.log_file(copy_.assignment, student)
+    found = PEAK_MEMORY.findall(log.read_text(encoding="utf-8")) if log.is_file() else []
+    return int(found[-1]) if found else 0
+
+
 def test_the_grader_connects_nowhere_the_kernel_names(graded):
     assert not graded[3], "the grader connected to a socket outside the box that a notebook's link points to"
 
 
 @pytest.mark.parametrize("student", ["leaks_history", "leaks_from_inside", "hijacks_references", "always_equal",
                                      "tensor_subclass", "pickle_result", "pickle_reply", "patches_comparisons",
-                                     "redirects_the_checker", "dumps_everything"])
+                                     "redirects_the_checker", "switches_rules_off", "inflates_replies",
+                                     "floods_the_socket", "dumps_everything"])
 def test_feedback_holds_no_hidden_line_in_any_encoding(graded, student):
     copy_, secret, _, _ = graded
     page = copy_.course.feedback_page(copy_.assignment, student)

@@ -27,6 +27,10 @@ prints one line per problem and exits 1 when there is any. Rules, for every sour
 * an ``assert`` that compares a difference with a tolerance (``abs(a - b) < tol``,
   ``(a - b).abs().max() <= tol``) does not round the numbers in its message (``{x:.6f}``): two
   values that differ beyond the tolerance would look equal; ``{x!r}`` shows every digit;
+* what hidden blocks may do in the checker (:mod:`coursetools.authoring.hidden_rules`): no locked cell
+  binds an answer's name; no hidden block writes the checker's namespace for the kernel
+  (``globals()[...] = ...``, binding an answer's name: ``substitute`` does that); no expected value
+  comes from another exercise's answer;
 * every exercise is fair (:mod:`coursetools.authoring.fairness`): each hidden block declares the kinds it
   checks (``# checks: value; edge <detail>; ...``) and a visible test of the same exercise shows
   each of them; what a hidden block refuses or forbids, a visible test refuses too; the errors it
@@ -50,6 +54,7 @@ from nbformat.notebooknode import NotebookNode
 from coursetools.authoring import sources
 from coursetools.authoring.fairness import DECLARATION, check_fairness, lookup
 from coursetools.authoring.grading_rules import INCLUDE_RULES
+from coursetools.authoring.hidden_rules import borrowed_expectations, hidden_writes, shadowed_answers
 from coursetools.common.cells import is_autograded_test, nbgrader_meta
 from coursetools.common.hidden import (
     BEGIN_SOLUTION,
@@ -57,7 +62,6 @@ from coursetools.common.hidden import (
     HIDDEN_MARKERS,
     SOLUTION_MARKERS,
     parse_blocks,
-    split_hidden,
 )
 from coursetools.common.layout import REPO_ROOT
 
@@ -289,46 +293,6 @@ _FIXED = re.compile(r"\.(?P<decimals>\d+)f$")
 _ROUNDED = re.compile(r"\.\d+[eEgG%]?$")
 
 
-def _top_level_bindings(source: str, kinds: tuple[type, ...]) -> set[str]:
-    """The names that the top-level statements of ``kinds`` in ``source`` bind (none when it does not parse)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set()
-    names = set()
-    for node in tree.body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and isinstance(node, kinds):
-            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and isinstance(node, kinds):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign) and isinstance(node, kinds):
-            names |= {target.id for target in node.targets if isinstance(target, ast.Name)}
-    return names
-
-
-def shadowed_answers(nb: NotebookNode) -> list[str]:
-    """Locked cells that import, define or declare a name an answer cell defines.
-
-    The checker binds the locked cells' imports, functions and classes itself (``coursetools/checker/runner.py``),
-    so a hidden test naming such a name would call the locked object, not the student's answer."""
-    answers: dict[str, str] = {}
-    for cell in nb.cells:
-        meta = nbgrader_meta(cell)
-        if cell.cell_type == "code" and meta.get("solution"):
-            for name in _top_level_bindings(cell.source, (ast.FunctionDef, ast.ClassDef, ast.Assign)):
-                answers.setdefault(name, meta.get("grade_id", "?"))
-    problems = []
-    for cell in nb.cells:
-        meta = nbgrader_meta(cell)
-        if cell.cell_type == "code" and meta.get("locked") and not meta.get("solution"):
-            visible, _ = split_hidden(cell.source)
-            for name in sorted(_top_level_bindings(visible, (ast.Import, ast.ImportFrom, ast.FunctionDef,
-                                                              ast.ClassDef)) & set(answers)):
-                problems.append(f"{meta.get('grade_id', '?')}: binds {name!r}, which answer cell {answers[name]} "
-                                "defines: the checker would give hidden tests the locked one (rename it)")
-    return problems
-
-
 def rounded_tolerance_messages(nb: NotebookNode) -> list[str]:
     """The asserts of the code cells that compare a difference with a tolerance and round a number
     in their message too coarsely (see the module's rules), as "<cell>: line <n>: ..."."""
@@ -382,7 +346,8 @@ def lint(assignment: str, course_root: Path = REPO_ROOT) -> list[str]:
     """:func:`lint_notebook` of an assignment's text source, each problem prefixed by its id."""
     nb = sources.read_text_source(sources.text_source(course_root, assignment))
     problems = (lint_notebook(nb) + check_names(nb, course_root / "book" / f"{assignment}.md")
-                + rounded_tolerance_messages(nb) + check_fairness(nb) + shadowed_answers(nb))
+                + rounded_tolerance_messages(nb) + check_fairness(nb) + shadowed_answers(nb)
+                + hidden_writes(nb) + borrowed_expectations(nb))
     return [f"{assignment}: {problem}" for problem in problems]
 
 

@@ -71,6 +71,7 @@ class KernelLink:
         self.serving: str | None = None  # the serve request's id while the bridge serves
         self.number = 0  # the last request's number: its reply carries it
         self.received = 0  # bytes read from the socket in this hidden block
+        self.interrupted = False  # a late reply to an interrupted request may still come
         self._send("comm_open", {"comm_id": self.comm_id, "target_name": COMM_TARGET, "data": {}})
 
     def _send(self, kind: str, content: dict) -> str:
@@ -138,7 +139,10 @@ class KernelLink:
                 raise KernelUnanswered(f"the notebook's kernel sent the tests more than {BLOCK_BYTES // 2**20} MiB "
                                        "in one hidden block")
             if frames[:-1] == [kind + str(self.number).encode()]:
+                self.interrupted = False
                 return (frames[-1].decode("utf-8", errors="replace"),)
+            if not self.interrupted:  # the bridge only ever answers: anything else came from the notebook
+                raise KernelUnanswered("the notebook's kernel sent the tests a message they did not ask for")
             return None  # a late reply to an interrupted request
         return self._iopub_message()
 
@@ -159,6 +163,7 @@ class KernelLink:
 
     def _interrupt(self) -> None:
         """Interrupt the kernel and wait (a little) for the serving to end."""
+        self.interrupted = True
         _done(self.manager.interrupt_kernel())
         until = time.monotonic() + AFTER_INTERRUPT
         while self.serving is not None and (left := until - time.monotonic()) > 0:

@@ -1,0 +1,184 @@
+"""What a hidden block may do, now that it runs in the checker and not in the student's kernel.
+
+The checker runs each hidden block in a namespace of its own, where the notebook's names are
+proxies for the kernel's objects (``coursetools/checker/runner.py``). Three mistakes follow from
+forgetting it, each found here without running anything:
+
+* :func:`shadowed_answers`: a locked cell that imports or defines an answer's name: the checker
+  binds the locked cells' names itself, so a hidden test would call the locked object;
+* :func:`hidden_writes`: a hidden block that writes ``globals()`` or binds an answer's name, meant
+  to give the student's code the instructor's version: that changes only the checker's namespace
+  (``substitute(name, value)`` changes the kernel's, while the calls inside it run);
+* :func:`borrowed_expectations`: an expected value computed by another exercise's answer (ch05's
+  sweep once took its expected errors from the student's own ``relative_output_error``: a sweep
+  that invented numbers, with a measure that agreed, earned the point). A comparison of an
+  answer's results with each other (a property: equivariance, padding changes nothing) is fine.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from nbformat.notebooknode import NotebookNode
+
+from coursetools.common.cells import nbgrader_meta
+from coursetools.common.hidden import split_hidden
+
+COMPARISONS = ("assert_close", "assert_equal")  # coursetools.checks' comparisons: (actual, expected, ...)
+
+
+def _top_level_bindings(source: str, kinds: tuple[type, ...]) -> set[str]:
+    """The names that the top-level statements of ``kinds`` in ``source`` bind (none when it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and isinstance(node, kinds):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and isinstance(node, kinds):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign) and isinstance(node, kinds):
+            names |= {target.id for target in node.targets if isinstance(target, ast.Name)}
+    return names
+
+
+def shadowed_answers(nb: NotebookNode) -> list[str]:
+    """Locked cells that import, define or declare a name an answer cell defines.
+
+    The checker binds the locked cells' imports, functions and classes itself (``coursetools/checker/runner.py``),
+    so a hidden test naming such a name would call the locked object, not the student's answer."""
+    answers: dict[str, str] = {}
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        if cell.cell_type == "code" and meta.get("solution"):
+            for name in _top_level_bindings(cell.source, (ast.FunctionDef, ast.ClassDef, ast.Assign)):
+                answers.setdefault(name, meta.get("grade_id", "?"))
+    problems = []
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        if cell.cell_type == "code" and meta.get("locked") and not meta.get("solution"):
+            visible, _ = split_hidden(cell.source)
+            for name in sorted(_top_level_bindings(visible, (ast.Import, ast.ImportFrom, ast.FunctionDef,
+                                                              ast.ClassDef)) & set(answers)):
+                problems.append(f"{meta.get('grade_id', '?')}: binds {name!r}, which answer cell {answers[name]} "
+                                "defines: the checker would give hidden tests the locked one (rename it)")
+    return problems
+
+
+def _answers_by_exercise(nb: NotebookNode) -> list[tuple[NotebookNode, set[str], set[str]]]:
+    """(test cell, the names its exercise's answer cells define, every answer name of the notebook)."""
+    every = {name for cell in nb.cells if cell.cell_type == "code" and nbgrader_meta(cell).get("solution")
+             for name in _top_level_bindings(cell.source, (ast.FunctionDef, ast.ClassDef))}
+    found, exercise, after_tests = [], set(), False
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        if cell.cell_type != "code":
+            continue
+        if meta.get("solution"):
+            own = _top_level_bindings(cell.source, (ast.FunctionDef, ast.ClassDef))
+            exercise, after_tests = (set() if after_tests else exercise) | own, False
+        elif meta.get("grade"):
+            after_tests = True
+            found.append((cell, set(exercise), every))
+    return found
+
+
+def _hidden_tree(cell: NotebookNode) -> ast.Module | None:
+    hidden = "\n".join(split_hidden(cell.source)[1])
+    try:
+        return ast.parse(hidden)
+    except SyntaxError:
+        return None
+
+
+def hidden_writes(nb: NotebookNode) -> list[str]:
+    """Hidden blocks that write ``globals()`` or bind an answer's name (see the module's docstring)."""
+    problems = []
+    for cell, _, answers in _answers_by_exercise(nb):
+        tree = _hidden_tree(cell)
+        for node in ast.walk(tree) if tree else []:
+            target = None
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in ("globals", "globals().update",
+                                                                          "globals().setdefault"):
+                if isinstance(node.func, ast.Attribute) or any(isinstance(parent, (ast.Subscript, ast.Attribute))
+                                                               for parent in _writes_through(tree, node)):
+                    target = "globals()"
+            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.FunctionDef, ast.ClassDef)):
+                bound = _bound_names(node) & answers
+                target = ", ".join(sorted(bound)) if bound else None
+            if target:
+                problems.append(f"{nbgrader_meta(cell).get('grade_id', '?')}: the hidden block writes {target} in the "
+                                "checker's namespace, which the student's code never sees: use "
+                                "substitute(name, value) to give it the instructor's version")
+    return sorted(set(problems))
+
+
+def _writes_through(tree: ast.AST, call: ast.Call) -> list[ast.AST]:
+    """The subscripts of ``globals()`` that are assigned to (``globals()["f"] = g``)."""
+    return [target for node in ast.walk(tree) if isinstance(node, (ast.Assign, ast.Delete))
+            for target in node.targets if isinstance(target, ast.Subscript) and target.value is call]
+
+
+def _bound_names(node: ast.AST) -> set[str]:
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return {node.name}
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return {name.id for target in targets for name in ast.walk(target)
+            if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store)}
+
+
+def borrowed_expectations(nb: NotebookNode) -> list[str]:
+    """Hidden comparisons whose expected side comes from another exercise's answer (module docstring)."""
+    problems = []
+    for cell, own, answers in _answers_by_exercise(nb):
+        tree = _hidden_tree(cell)
+        if tree is None:
+            continue
+        sources = _answer_sources(tree, answers)
+        others = answers - own
+        for node in ast.walk(tree):
+            sides: list[tuple[ast.expr, ast.expr]] = []
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in COMPARISONS:
+                expected = node.args[1] if len(node.args) > 1 else next(
+                    (k.value for k in node.keywords if k.arg == "expected"), None)
+                if expected is not None and node.args:
+                    sides.append((node.args[0], expected))
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+                sides.append((node.left, node.right))
+            elif isinstance(node, ast.Compare) and len(node.comparators) == 1:
+                sides.append((node.left, node.comparators[0]))
+            for actual, expected in sides:
+                borrowed = _derived_from(expected, sources, answers) & others
+                if borrowed and (_derived_from(actual, sources, answers) or isinstance(node, ast.Call)):
+                    problems.append(f"{nbgrader_meta(cell).get('grade_id', '?')}: an expected value comes from "
+                                    f"{', '.join(sorted(borrowed))}, another exercise's answer (line "
+                                    f"{node.lineno} of the hidden block): compute it with the instructor's code")
+    return sorted(set(problems))
+
+
+def _answer_sources(tree: ast.Module, answers: set[str]) -> dict[str, set[str]]:
+    """Name -> the answers its value comes from, for the names the block assigns (in order, once through)."""
+    sources: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            came_from = _derived_from(node.value, sources, answers)
+            for name in _bound_names(node):
+                sources[name] = sources.get(name, set()) | came_from
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            came_from = _derived_from(node.iter, sources, answers)
+            for name in (n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)):
+                sources[name] = sources.get(name, set()) | came_from
+    return sources
+
+
+def _derived_from(expression: ast.expr, sources: dict[str, set[str]], answers: set[str] = frozenset()) -> set[str]:
+    """The answers ``expression`` calls, or reads through names assigned from them."""
+    found: set[str] = set()
+    for node in ast.walk(expression):
+        if isinstance(node, ast.Name):
+            found |= sources.get(node.id, set())
+            if node.id in answers:
+                found.add(node.id)
+    return found

@@ -1,0 +1,48 @@
+"""The lint of what hidden blocks do in the checker (coursetools/authoring/hidden_rules.py), on small notebooks
+shaped like the two mistakes issue 40 found: ch02's ``globals()`` swap and ch05's borrowed expected values."""
+
+from __future__ import annotations
+
+from nbformat.v4 import new_code_cell, new_notebook
+
+from coursetools.authoring.hidden_rules import borrowed_expectations, hidden_writes
+
+
+def _cell(source: str, grade_id: str, *, solution: bool = False, test: bool = False):
+    cell = new_code_cell(source)
+    cell.metadata["nbgrader"] = {"grade": test, "solution": solution, "locked": test, "grade_id": grade_id,
+                                 "schema_version": 3, **({"points": 1} if test else {})}
+    return cell
+
+
+def _notebook(hidden_of_second_test: str):
+    """Two exercises: ``measure`` (tested first), then ``sweep``, whose test's hidden block is given."""
+    return new_notebook(cells=[
+        _cell("def measure(a, b):\n    return abs(a - b)", "measure", solution=True),
+        _cell("assert measure(1, 3) == 2\n### BEGIN HIDDEN TESTS\nassert measure(2, 5) == 3\n### END HIDDEN TESTS",
+              "test_measure", test=True),
+        _cell("def sweep(xs):\n    return [measure(x, 0) for x in xs]", "sweep", solution=True),
+        _cell(f"assert sweep([1]) == [1]\n### BEGIN HIDDEN TESTS\n{hidden_of_second_test}\n### END HIDDEN TESTS",
+              "test_sweep", test=True),
+    ])
+
+
+def test_a_globals_swap_or_an_answer_rebound_in_a_hidden_block_is_refused():
+    for hidden in ('globals()["measure"] = lambda a, b: abs(a - b)', "globals().update(measure=abs)",
+                   "measure = lambda a, b: abs(a - b)", "def measure(a, b):\n    return 0"):
+        problems = hidden_writes(_notebook(hidden + "\nassert sweep([2]) == [2]"))
+        assert problems and "substitute" in problems[0], hidden
+    assert hidden_writes(_notebook('with substitute("measure", _reference):\n    assert sweep([2]) == [2]')) == []
+    assert hidden_writes(_notebook("_reference = globals().get('x')\nassert sweep([2]) == [2]")) == []
+
+
+def test_an_expected_value_from_another_exercises_answer_is_refused():
+    for hidden in ("_want = [measure(2, 0)]\nassert_equal(sweep([2]), _want)",
+                   "_got = sweep([2])\nassert abs(_got[0] - measure(2, 0)) < 1e-6",
+                   "for _x in [1, 2]:\n    _want = measure(_x, 0)\n    assert sweep([_x]) == [_want]"):
+        problems = borrowed_expectations(_notebook(hidden))
+        assert problems and "measure, another exercise's answer" in problems[0], hidden
+    for hidden in ("assert_equal(sweep([2]), [2])",  # the instructor's value
+                   "assert_equal(sweep([2, 3]), sweep([2]) + sweep([3]))",  # a property of the answer under test
+                   "_want = [abs(2 - 0)]\nassert_equal(sweep([2]), _want)"):
+        assert borrowed_expectations(_notebook(hidden)) == [], hidden
