@@ -57,6 +57,11 @@ from nbgrader.converters.autograde import Autograde  # noqa: E402
 
 from coursetools.grading.checked_execute import CheckedExecute  # noqa: E402
 
+# This term's seed for the hidden tests' inputs (coursetools/checker/term.py): set a new one each
+# term (0 keeps the seeds as the sources write them); True below draws each student's own.
+c.CheckedExecute.term_seed = 0
+c.CheckedExecute.seed_per_student = False
+
 # Anything on stderr (torch's UserWarnings, a student's print to stderr) would zero a test
 # cell. Errors are what fail a test, so stderr streams are dropped before grades are taken.
 c.IgnorePattern.enabled = True

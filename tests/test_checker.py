@@ -289,6 +289,36 @@ def test_a_bridge_that_leaves_after_saying_it_serves_gives_no_points(kernel):
         kernel.run("vars(b)['_serve'] = saved")
 
 
+SNOOPS = """
+import gc
+
+
+NEEDLE = "-".join(["SECRET", "TWO"])  # built at run time: a constant would be found in the code itself
+
+
+def snoops(f, x):
+    answer = f(x)
+    found = sum(1 for o in gc.get_objects() if isinstance(o, (dict, list, tuple))
+                for v in (o.values() if isinstance(o, dict) else o)
+                if isinstance(v, str) and NEEDLE in v and v is not NEEDLE)
+    return answer, found
+"""
+
+
+@pytest.mark.slow
+def test_a_fake_sends_the_kernel_only_the_entries_asked_for(kernel):
+    """Issue 40: a fake's whole table used to go to the kernel (ch05: 65 layers, most never asked for)."""
+    assert kernel.run(SNOOPS).passed
+    outcome = kernel.run("### BEGIN HIDDEN TESTS\nfrom coursetools.checker import Fake\n"
+                         "_fake = Fake((\"k\",), answers={(1,): \"one\", (2,): \"SECRET-TWO\"}, key=(\"k\",))\n"
+                         "assert_equal(snoops(_fake, 1), (\"one\", 0))\n"
+                         "assert_equal(calls(_fake, 1), \"oneone\")\n"
+                         "assert_equal([c[\"k\"] for c in _fake.calls], [1, 1, 1])\n"
+                         "with expect_raises(KeyError, \"a key the table lacks\"):\n"
+                         "    snoops(_fake, 3)\n### END HIDDEN TESTS", locked=True)
+    assert outcome.passed, outcome.reason
+
+
 UNDER_RULE = """### BEGIN HIDDEN TESTS
 from coursetools.checks import assert_close, refuse
 with refuse(torch.autograd, "grad", "write the gradient yourself"):

@@ -114,13 +114,14 @@ def holds_kernel_objects(value: Any) -> bool:
 
 
 class Fake:
-    """A function that hidden tests hand to student code, run in the kernel (the kernel cannot call
-    the checker back), with the parameters ``names``: each call's arguments are recorded by name
-    (:attr:`calls`; a generator as its state), and it returns a copy of ``answers[tuple(the
-    arguments named in key)]`` (a name may read an attribute: ``"mha.tag"``), what
-    ``wraps`` (a function of the notebook, a handle) returns, or None (a hook that records what it
-    sees). ``answers`` is plain data, built by the test; student code sees it as it would see the
-    answers of the function it stands for."""
+    """A function that hidden tests hand to student code, run in the kernel, with the parameters
+    ``names``: each call's arguments are recorded by name (:attr:`calls`; a generator as its
+    state), and it returns a copy of ``answers[tuple(the arguments named in key)]`` (a name may
+    read an attribute: ``"mha.tag"``), what ``wraps`` (a function of the notebook, a handle)
+    returns, or None (a hook that records what it sees). ``answers`` is plain data, built by the
+    test, and stays here: each call in the kernel asks the checker for the one entry it needs, so
+    the kernel never holds the entries no call asked for. Student code sees an entry as it would
+    see the answer of the function the fake stands for."""
 
     _count = 0
 

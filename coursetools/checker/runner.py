@@ -30,7 +30,8 @@ and autograd in the checker (``backward``, ``torch.autograd.grad``, ``gradcheck`
 inputs' gradients. ``forbid``/``refuse`` used by a hidden block are recorded and applied in the
 kernel around every call made inside them. An exception raised by student code comes back as the
 builtin exception class it is an instance of (``TamperingError`` as itself), so ``expect_raises``
-works; printed output of student code during a check is dropped.
+works; printed output of student code during a check is dropped. Every hidden block sees
+``term_seed(n)``, the seed ``n`` of this term (:mod:`coursetools.checker.term`).
 """
 
 from __future__ import annotations
@@ -38,10 +39,12 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import copy
 import math
 import sys
 import time
 import types
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import torch
@@ -79,7 +82,7 @@ class Checker:
 
     _count = 0
 
-    def __init__(self, kernel: KernelChannel):
+    def __init__(self, kernel: KernelChannel, term_seed: Callable[[int], int] = int):
         self.kernel = kernel
         self.rules = Rules()
         self.deadline: float | None = None
@@ -98,13 +101,15 @@ class Checker:
         Checker._count += 1
         self.module = types.ModuleType(f"{LOCKED_MODULE}{Checker._count}")
         sys.modules[self.module.__name__] = self.module
-        own_builtins = dict(vars(builtins), __import__=checker_import)
+        own_builtins = dict(vars(builtins), __import__=checker_import, term_seed=term_seed)
         self.namespace: dict[str, Any] = {"__builtins__": own_builtins, "__name__": self.module.__name__}
         self.own: set[str] = set()  # names bound by the instructor's code, here
         self.kernel_names: set[str] = set()  # names looked up in the kernel
         self.wanted: set[str] = set()  # free names of the locked functions executed here
         self.locked_sources: list[str] = []  # the locked functions, for the kernel (LockedFunction)
-        self.fakes_sent: set[int] = set()  # the fakes the kernel holds (until the block ends)
+        self.fakes_sent: dict[int, Fake] = {}  # the fakes the kernel holds (until the block ends), by id
+        if hasattr(kernel, "entries"):
+            kernel.entries = self._entry
         torch.set_num_threads(1)  # as the notebooks' kernels: tiny tensors, and graders share machines
 
     def substitute(self, name: str, value: Any) -> contextlib.AbstractContextManager:
@@ -212,6 +217,18 @@ class Checker:
         return KernelRef(self, ref)
 
     # -- requests ------------------------------------------------------------------------------
+
+    def _entry(self, text: str) -> str:
+        """The reply to a fake's question from the kernel: the entry of its table at the key asked
+        (plain data, or an error), never the rest of the table."""
+        try:
+            question = wire.from_text(text)
+            fake = self.fakes_sent[question["id"]]
+            value = fake.answers[tuple(question["key"])]
+            return wire.to_text({"value": outgoing(self, copy.deepcopy(value), [])})
+        except (KeyError, TypeError, wire.NotPlainData) as error:
+            return wire.to_text({"error": f"no answer for {type(error).__name__}: {str(error)[:200]}"})
+
 
     def request(self, op: str, **fields: Any) -> dict:
         """Send one request to the kernel and return its decoded reply; an exception the notebook's

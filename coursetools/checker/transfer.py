@@ -36,10 +36,10 @@ def outgoing(checker: Checker, value: Any, passed: list, where: str = "an argume
         value.checker = checker
         if value.id in checker.fakes_sent:  # the kernel has it
             return {wire.REF: "fake", "id": value.id}
-        checker.fakes_sent.add(value.id)
+        checker.fakes_sent[value.id] = value
         wraps = None if value.wraps is None else outgoing(checker, value.wraps, passed, where)
         return {wire.REF: "fake", "id": value.id, "names": value.names, "key": value.key, "wraps": wraps,
-                "answers": outgoing(checker, value.answers, passed, where)}
+                "answers": value.answers is not None}  # the table stays here: each call asks for its entry
     if isinstance(value, torch.Generator):
         passed.append(value)
         return {wire.REF: "generator", "state": value.get_state()}

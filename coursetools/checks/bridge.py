@@ -46,7 +46,7 @@ import zmq
 from IPython import get_ipython
 
 from coursetools.checks import calls, handles, names, wire
-from coursetools.checks.names import COMM_TARGET, END_SERVING, READY
+from coursetools.checks.names import COMM_TARGET, END_SERVING, ENTRY, READY
 from coursetools.checks.tamper import TamperingError, guard, verify_untampered
 
 _sockets: dict[str, Any] = {}  # the sockets the checker's requests come on, by the checker's address
@@ -79,12 +79,25 @@ def _serve(data: dict) -> None:
         socket.linger = 0
         socket.connect(data["serve"])
     socket.send_multipart([READY + str(data["number"]).encode(), b""])
+    handles.channel["entry"] = lambda fake, key: _entry(socket, fake, key)
     while True:
         frames = socket.recv_multipart()
         if frames[0] == END_SERVING:
             return
         if len(frames) == 2:
             socket.send_multipart([frames[0], answer(frames[1].decode("utf-8", errors="replace")).encode()])
+
+
+def _entry(socket: Any, fake: int, key: list) -> Any:
+    """Ask the checker for the entry ``key`` of the table of its fake ``fake``, while a call waits."""
+    socket.send_multipart([ENTRY, wire.to_text({"id": fake, "key": key}).encode()])
+    frames = socket.recv_multipart()
+    if frames[0] != ENTRY:
+        raise RuntimeError("the checker did not answer a fake's question")
+    reply = wire.from_text(frames[1].decode("utf-8", errors="replace"))
+    if "error" in reply:
+        raise KeyError(reply["error"])
+    return handles.imported(reply["value"], [])
 
 
 def _register() -> None:

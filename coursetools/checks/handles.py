@@ -10,7 +10,6 @@ student code returned into plain data (:mod:`coursetools.checks.wire`), handles 
 from __future__ import annotations
 
 import base64
-import copy
 import importlib
 import io
 import pickle
@@ -27,18 +26,21 @@ from coursetools.checks.names import LOCKED_MODULE
 _Module = torch.nn.Module
 handles: dict[int, Any] = {}  # handle id -> object
 handle_of: dict[int, int] = {}  # id(object) -> handle id
+channel: dict[str, Any] = {}  # "entry": how a fake asks the checker for an entry (set by the bridge)
 fakes: dict[int, "Fake"] = {}  # the checker's fakes (coursetools.checker.Fake), by its id
 compiled: dict[str, types.CodeType] = {}  # the locked cells' functions, by source
 
 
 class Fake:
     """A function for student code to call, made for the checker (``coursetools.checker.Fake``):
-    records each call's arguments by parameter name and returns a copy of ``answers[the arguments
-    named in key]``, what ``wraps`` returns, or None."""
+    records each call's arguments by parameter name and returns ``answers[the arguments named in
+    key]``, what ``wraps`` returns, or None. The table stays with the checker: each call asks it
+    for the one entry it needs (:data:`channel`), so the kernel never holds the entries no call
+    asked for."""
 
     def __init__(self, spec: dict, wraps: Any) -> None:
-        self.names, self.answers, self.key = spec["names"], spec["answers"], spec["key"]
-        self.wraps, self.calls = wraps, []
+        self.id, self.names, self.key = spec["id"], spec["names"], spec["key"]
+        self.has_answers, self.wraps, self.calls = spec["answers"], wraps, []
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if len(args) > len(self.names) or set(kwargs) - set(self.names[len(args):]):
@@ -48,8 +50,8 @@ class Fake:
         self.calls.append({k: v.get_state() if isinstance(v, torch.Generator) else v for k, v in bound.items()})
         if self.wraps is not None:
             return self.wraps(*args, **kwargs)
-        if self.answers is not None:
-            return copy.deepcopy(self.answers[tuple(attribute_path(bound, name) for name in self.key)])
+        if self.has_answers:
+            return channel["entry"](self.id, [attribute_path(bound, name) for name in self.key])
         return None
 
 
@@ -124,7 +126,7 @@ def imported(value: Any, passed: list) -> Any:
         if kind == "fake":
             if value["id"] not in fakes:
                 wraps = None if value["wraps"] is None else imported(value["wraps"], passed)
-                fakes[value["id"]] = Fake({**value, "answers": imported(value["answers"], passed)}, wraps)
+                fakes[value["id"]] = Fake(value, wraps)
             return fakes[value["id"]]
         if kind is not None:
             return resolve(value)

@@ -20,9 +20,11 @@ import time
 import nbformat
 from nbclient.exceptions import DeadKernelError
 from nbgrader.preprocessors import Execute
+from traitlets import Bool, Int
 
 from coursetools.checker import BRIDGE_IMPORT, Checker, CheckTimeout
 from coursetools.checker.kernel_link import KernelLink
+from coursetools.checker.term import term_seeds
 from coursetools.common.cells import nbgrader_meta
 from coursetools.common.hidden import split_hidden_block
 
@@ -41,6 +43,10 @@ def error_output(error: BaseException, timeout: float | None = None) -> nbformat
 class CheckedExecute(Execute):
     """``Execute``, with each graded cell's hidden block run in a checker (module docstring)."""
 
+    term_seed = Int(0, help="this term's seed for the hidden tests' inputs (coursetools/checker/term.py); "
+                            "set a new one each term, 0 keeps the seeds as written").tag(config=True)
+    seed_per_student = Bool(False, help="draw each student's hidden inputs from their own seeds").tag(config=True)
+
     def preprocess(self, nb, resources=None, km=None):
         self._checker = self._link = None
         try:
@@ -53,7 +59,8 @@ class CheckedExecute(Execute):
         if self._checker is None:  # before any cell of the notebook, so before any student code
             self._import_bridge(index)
             self._link = KernelLink(self.kc, self.km)
-            self._checker = Checker(self._link)
+            student = (self.resources or {}).get("nbgrader", {}).get("student", "") if self.seed_per_student else ""
+            self._checker = Checker(self._link, term_seeds(self.term_seed, student or ""))
         if cell.cell_type != "code":
             return super().preprocess_cell(cell, resources, index)
         meta = nbgrader_meta(cell)
