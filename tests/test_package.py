@@ -14,6 +14,7 @@ from pathlib import Path
 
 import coursetools
 import transformer_lib
+from coursetools.common.layout import REPO_ROOT
 
 
 def test_no_export_shares_its_name_with_a_submodule():
@@ -166,3 +167,13 @@ def test_the_import_reader_sees_imports_and_leaves_out_type_only_ones(tmp_path: 
     graph = _coursetools_graph()
     assert "coursetools.checks.tamper" in graph["coursetools.checks"]
     assert "coursetools.checks" in graph["coursetools.checker.rules"]
+
+
+MAX_LINES = 400  # a module longer than this holds more than one idea: split it along its seams
+
+
+def test_no_module_of_the_library_or_the_course_tools_is_over_400_lines():
+    long = {str(path.relative_to(REPO_ROOT)): n for package in (transformer_lib, coursetools)
+            for path in Path(package.__file__).parent.rglob("*.py")
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines: {long}"
