@@ -15,6 +15,13 @@ connects to an address a kernel could choose. The serving request's IOPub messag
 student's code wrote past the bridge's redirection, statuses) are read and dropped, so none of it
 reaches a notebook.
 
+While a call waits, the kernel may ask for one entry of a fake's table (:data:`ENTRY`): the
+checker answers it there (:attr:`KernelLink.entries`), so a fake's table never goes whole. Nothing
+the kernel sends can exhaust the grader: ZeroMQ refuses a message over :data:`MAX_MESSAGE` unread and
+holds :data:`QUEUED` message for the checker, a hidden block reads at most :data:`BLOCK_BYTES`, and a
+message the checker did not ask for (not a reply, not a fake's question, no interrupt before it) fails
+the block.
+
 As for a cell: past the deadline the kernel is interrupted (its ``KeyboardInterrupt`` ends the
 serving) and :class:`~coursetools.checker.CheckTimeout` is raised; a kernel that stops beating
 while a request waits raises nbclient's ``DeadKernelError``, as nbclient does for a cell; a
