@@ -194,6 +194,23 @@ def test_equal_refuses_objects_that_claim_equality():
         assert_equal(Liar([9]), [1, 2])
 
 
+def test_a_failure_at_infinities_and_a_tiny_difference_are_shown_where_and_as_they_are():
+    """Issue 42: the index pointed at an expected -inf that was got (nan - nan), and a tiny difference read
+    "got 0.9932620531, expected 0.993262053" (a trailing zero dropped)."""
+    expected = torch.tensor([[0.0, -float("inf"), -float("inf")], [0.5, 0.5, -float("inf")], [0.2, 0.3, 0.5]])
+    actual = expected.clone()
+    actual[1, 0], actual[2, 0], actual[2, 1] = 0.9, 0.1, 0.8
+    with pytest.raises(AssertionError, match=r"at index \(2, 1\): got 0\.8, expected 0\.3,.*3 of 9 values"):
+        assert_close(actual, expected)
+    missed = expected.clone()
+    missed[0, 1] = 0.0  # an expected -inf not got: always shown first
+    with pytest.raises(AssertionError, match=r"at index \(0, 1\): got 0, expected -inf"):
+        assert_close(missed, expected)
+    with pytest.raises(AssertionError, match=r"got 0\.9932620531, expected 0\.9932620530,"):
+        assert_close(torch.tensor([0.9932620531], dtype=torch.float64),
+                     torch.tensor([0.993262053], dtype=torch.float64), atol=0, rtol=0)
+
+
 def test_messages_name_expected_and_got():
     with pytest.raises(AssertionError, match=r"should have shape \(2, 3\), got \(3, 2\)"):
         assert_close(torch.zeros(3, 2), torch.zeros(2, 3))

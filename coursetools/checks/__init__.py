@@ -87,8 +87,12 @@ def _not_close(actual: torch.Tensor, expected: torch.Tensor, name: str, atol: fl
     """Why two float64 tensors of one shape are not close: the value furthest outside the tolerance,
     both numbers with the digits that tell them apart, the tolerance there, and how many values fail."""
     allowed = atol + rtol * expected.abs()
-    difference = (actual - expected).abs().nan_to_num(float("inf"))
+    infinity = float("inf")
+    difference = (actual - expected).abs().nan_to_num(nan=infinity, posinf=infinity)
     excess = difference - allowed
+    # equal values (an expected -inf got) are never the ones to show; an infinity missed always is
+    excess = excess.nan_to_num(nan=infinity, posinf=infinity, neginf=-infinity).masked_fill(actual == expected,
+                                                                                           -infinity)
     index = _unravel_index(int(excess.argmax()), tuple(excess.shape)) if excess.dim() else ()
     index = tuple(int(i) for i in index)
     got, want = float(actual[index]), float(expected[index])
@@ -107,8 +111,17 @@ def _distinct(a: float, b: float) -> tuple[str, str]:
     for digits in range(6, 18):
         a_text, b_text = f"{a:.{digits}g}", f"{b:.{digits}g}"
         if a_text != b_text:
-            return a_text, b_text
-    return a_text, b_text
+            break
+    return _same_decimals(a_text, b_text)
+
+
+def _same_decimals(a_text: str, b_text: str) -> tuple[str, str]:
+    """Two decimals padded with zeros to as many decimal places ("0.9932620531", "0.9932620530"), so
+    that a dropped trailing zero does not read as a missing digit; others as they are."""
+    if not all("." in text and "e" not in text for text in (a_text, b_text)):
+        return a_text, b_text
+    places = max(len(text.split(".")[1]) for text in (a_text, b_text))
+    return tuple(text + "0" * (places - len(text.split(".")[1])) for text in (a_text, b_text))
 
 
 def assert_equal(actual: Any, expected: Any, name: str = "result") -> None:
