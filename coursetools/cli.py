@@ -49,7 +49,7 @@ def _grade(course: Course, args: argparse.Namespace) -> int:
         students = collect_folder(course, args.assignment, args.from_folder)
         print(f"collected {len(students)} students from {args.from_folder}")
     if args.zip:
-        choice = collect_zip(course, args.assignment, args.zip)
+        choice = collect_zip(course, args.assignment, args.zip, replace_folders=args.replace_folders)
         print(f"collected {len(choice.chosen)} students from {args.zip}")
         for student, whys in choice.left_out.items():
             for why in whys:
@@ -204,6 +204,8 @@ def parser() -> argparse.ArgumentParser:
     source.add_argument("--from", dest="from_folder", type=Path, help="folder of <student>/[<assignment>/]*.ipynb")
     source.add_argument("--zip", type=Path, help="an LMS download (Canvas, Moodle, Blackboard or the course's own "
                                                  "<student>_<assignment>.ipynb names; see coursetools/README.md)")
+    grade.add_argument("--replace-folders", action="store_true",
+                       help="with --zip: replace submissions collected from a folder since (kept by default)")
     grade.add_argument("--due", type=_due, help="due date and time (ISO, the LMS's time zone), e.g. "
                                                 "2026-01-12T23:59: later submissions are marked late")
     grade.add_argument("--times", type=Path, help="CSV of submission times (columns submitted_at and student or "

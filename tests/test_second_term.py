@@ -24,7 +24,16 @@ from coursetools.common.layout import REPO_ROOT, Course
 from coursetools.grading.collect import collect_folder, collect_zip, read_submission_times
 from coursetools.grading.gradebook import gradebook_scores, keep_hand_grades
 from coursetools.grading.outcomes import CLEARED, KEPT, OK, TAMPERED, reviewed
-from coursetools.grading.state import LMS_IDS, REVIEWS, SUBMITTED, TIMES, load_state, merge_state, update_state
+from coursetools.grading.state import (
+    LEFT_OUT,
+    LMS_IDS,
+    REVIEWS,
+    SUBMITTED,
+    TIMES,
+    load_state,
+    merge_state,
+    update_state,
+)
 from coursetools.reports.exports import ClassTable, class_row, csv_rows, lateness, submission_time
 from coursetools.reports.report import render, student_links
 from coursetools.reports.uploads import canvas_rows, moodle_rows
@@ -164,6 +173,21 @@ def test_submission_times_come_from_a_times_file_by_student_or_lms_number(course
     times_file.write_text("who,when\n", encoding="utf-8")
     with pytest.raises(ValueError, match="expected a header with 'submitted_at'"):
         read_submission_times(times_file, state[LMS_IDS])
+
+
+def test_the_terms_zip_collected_again_keeps_a_resubmission_collected_from_a_folder(course, tmp_path):
+    """Issue 42: re-running the term's zip command after a late resubmission came from a folder silently
+    put the zip's older file back."""
+    collect_zip(course, A, lms_zip(course.root / "lms.zip"))
+    (tmp_path / "late" / "jdoe").mkdir(parents=True)
+    (tmp_path / "late" / "jdoe" / f"{A}.ipynb").write_text("resubmitted later")
+    collect_folder(course, A, tmp_path / "late")
+    choice = collect_zip(course, A, lms_zip(course.root / "lms.zip"))
+    assert course.notebook("submitted", A, "jdoe").read_text() == "resubmitted later"
+    assert "jdoe" not in choice.chosen and any("collected from a folder" in why for why in choice.left_out["jdoe"])
+    assert "collected from a folder" in " ".join(load_state(course, A)[LEFT_OUT]["jdoe"])
+    collect_zip(course, A, lms_zip(course.root / "lms.zip"), replace_folders=True)
+    assert course.notebook("submitted", A, "jdoe").read_text() != "resubmitted later"
 
 
 def test_a_student_collected_again_from_a_folder_loses_the_zips_time(course, tmp_path):

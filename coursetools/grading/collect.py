@@ -27,15 +27,20 @@ from coursetools.grading.submission_names import Choice, choose_latest
 IGNORED = ("__MACOSX/", ".DS_Store")  # what a Mac adds to a zip
 
 
-def collect_zip(course: Course, assignment: str, archive: Path) -> Choice:
+def collect_zip(course: Course, assignment: str, archive: Path, replace_folders: bool = False) -> Choice:
     """Copy each student's latest notebook of an LMS download into the submitted folders.
 
-    Returns what was chosen, left out and not understood (also recorded in the state file).
+    A submission collected from a folder since (a late resubmission, :func:`collect_folder`) is
+    kept, and the download's file for that student left out with the reason, unless
+    ``replace_folders``: collecting the term's download again must not silently bring back an older
+    file. Returns what was chosen, left out and not understood (also recorded in the state file).
     """
     with zipfile.ZipFile(archive) as handle:
         members = {info.filename: info for info in handle.infolist()
                    if not info.is_dir() and not any(part in info.filename for part in IGNORED)}
         choice = choose_latest(list(members), assignment)
+        if not replace_folders:
+            _keep_folder_submissions(course, assignment, choice)
         for student, name in choice.chosen.items():
             destination = _fresh_folder(course, assignment, student)
             (destination / f"{assignment}.ipynb").write_bytes(handle.read(members[name.path]))
@@ -48,6 +53,18 @@ def collect_zip(course: Course, assignment: str, archive: Path) -> Choice:
     merge_state(course, assignment, LMS_IDS, {student: {"lms": name.convention.split(" ")[0], "lms_id": name.lms_id}
                                               for student, name in choice.chosen.items() if name.lms_id})
     return choice
+
+
+def _keep_folder_submissions(course: Course, assignment: str, choice: Choice) -> None:
+    """Take out of ``choice`` the students whose submission was collected from a folder (it is there,
+    and no download's record of it is), saying so in ``choice.left_out``."""
+    from_downloads = load_state(course, assignment).get(SUBMITTED, {})
+    for student in [s for s in choice.chosen if s not in from_downloads
+                    and course.notebook("submitted", assignment, s).is_file()]:
+        name = choice.chosen.pop(student)
+        choice.left_out.setdefault(student, []).append(
+            f"{name.path}: not collected, the submission collected from a folder since is kept "
+            "(--replace-folders takes the download's)")
 
 
 def collect_folder(course: Course, assignment: str, folder: Path) -> list[str]:
