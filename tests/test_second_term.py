@@ -36,7 +36,7 @@ from coursetools.grading.state import (
 )
 from coursetools.reports.exports import ClassTable, class_row, csv_rows, lateness, submission_time
 from coursetools.reports.report import render, student_links
-from coursetools.reports.uploads import canvas_rows, moodle_rows
+from coursetools.reports.uploads import canvas_rows, moodle_rows, write_uploads
 
 A = "tiny"
 
@@ -147,6 +147,22 @@ def test_the_moodle_upload_is_a_grading_worksheet():
         ["Participant 4242", "Jane Roe", "roe@example.org", "1", "3", "2026-01-20 09:30"],
     ]
     assert set(upload.left_out) == {"doejane", "kq", "nomad"}
+
+
+def test_each_upload_is_written_only_for_a_class_that_lms_matches(course):
+    """Issue 42: a Moodle file with an empty Identifier on every row was written for a Canvas-only class
+    whose roster gave emails."""
+    ok = {"status": OK, "details": []}
+    canvas_class = ClassTable([
+        class_row("doejane", ok, {"test_add": 2.0, "why": 1.0}, CELLS2,
+                  person={"email": "doe@example.org", "lms": "Canvas", "lms_id": "10001"}),
+        class_row("kq", ok, {"test_add": 2.0, "why": 1.0}, CELLS2, person={"email": "kq@example.org"})], CELLS2)
+    assert [p.name for p in write_uploads(course, A, canvas_class)] == [f"{A}_canvas.csv"]
+    both = [p.name for p in write_uploads(course, A, uploads_table())]
+    assert both == [f"{A}_canvas.csv", f"{A}_moodle.csv"]
+    emails_only = ClassTable([class_row("kq", ok, {"test_add": 2.0, "why": 1.0}, CELLS2,
+                                        person={"email": "kq@example.org"})], CELLS2)
+    assert [p.name for p in write_uploads(course, A, emails_only)] == [f"{A}_moodle.csv"]  # Moodle matches emails
 
 
 def test_the_course_csv_keeps_the_lms_number():

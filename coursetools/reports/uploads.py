@@ -92,12 +92,16 @@ def moodle_rows(table: ClassTable, modified: datetime) -> Upload:
 def write_uploads(course: Course, assignment: str, table: ClassTable, canvas_column: str | None = None,
                   now: datetime | None = None) -> dict[Path, Upload]:
     """Write ``<assignment>_canvas.csv`` and ``<assignment>_moodle.csv`` into ``course.exports()``,
-    each only when some student can be matched in that LMS; return what was written."""
+    each only when some student can be matched in that LMS; return what was written.
+
+    Canvas matches by its ids; Moodle by participant number, or by email in a class that Canvas
+    matches nobody of (a roster's emails alone do not make a Canvas class a Moodle one)."""
     written = {}
-    for name, upload in (("canvas", canvas_rows(table, canvas_column or assignment)),
-                         ("moodle", moodle_rows(table, now or datetime.now()))):
-        matched = len(upload.rows) - (2 if name == "canvas" else 1)
-        if matched or any(row.ids.get("lms", "").lower() == name for row in table.rows):
+    canvas, moodle = canvas_rows(table, canvas_column or assignment), moodle_rows(table, now or datetime.now())
+    in_canvas = len(canvas.rows) > 2 or any(row.ids.get("lms") == "Canvas" for row in table.rows)
+    in_moodle = any(row.ids.get("lms") == "Moodle" for row in table.rows) or (not in_canvas and len(moodle.rows) > 1)
+    for name, upload, matched in (("canvas", canvas, in_canvas), ("moodle", moodle, in_moodle)):
+        if matched:
             path = course.exports() / f"{assignment}_{name}.csv"
             write_csv(path, upload.rows)
             written[path] = upload
