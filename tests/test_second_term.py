@@ -21,6 +21,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from coursetools.cli import main
 from coursetools.common.cells import GradedCell, cell_titles, short_title
 from coursetools.common.layout import REPO_ROOT, Course
+from coursetools.grading.autograde import answers_as_scored
 from coursetools.grading.collect import collect_folder, collect_zip, read_submission_times
 from coursetools.grading.gradebook import gradebook_scores, keep_hand_grades
 from coursetools.grading.outcomes import CLEARED, KEPT, OK, TAMPERED, reviewed
@@ -93,6 +94,18 @@ def test_a_hand_grade_stands_after_a_regrade_while_its_answer_is_unchanged(cours
     assert keep_hand_grades(course, A, "bob", {"why": "My first answer."}) == ["why"]
     assert (needs_manual_grade(course, "ann"), gradebook_scores(course, A, "ann")) == (False, {"why": 2})
     assert (needs_manual_grade(course, "bob"), gradebook_scores(course, A, "bob")) == (True, {"why": None})
+
+
+def test_a_hand_grade_stands_after_a_failed_run_removed_the_autograded_notebook(course):
+    """Issue 42: a transient failure removed the autograded notebook, and the next regrade read "the
+    answer changed since its hand grade" for an identical file: the texts now also live in the state."""
+    course.folder("autograded", A, "ann").mkdir(parents=True)
+    regraded_gradebook(course, {"ann": "Because addition commutes."})
+    record = {"status": OK, "answers": answers_as_scored(course, A, "ann", None)}
+    assert record["answers"] == {"why": "Because addition commutes."}
+    shutil.rmtree(course.folder("autograded", A, "ann"))  # what a failed autograde does
+    assert answers_as_scored(course, A, "ann", None) == {}
+    assert answers_as_scored(course, A, "ann", record) == {"why": "Because addition commutes."}
 
 
 # --- the LMS uploads (item 7) and submission times (item 6) ---------------------------------------

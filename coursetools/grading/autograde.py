@@ -137,13 +137,14 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
     scratch = tempfile.TemporaryDirectory(prefix="course-grading-")  # the boxes' scratch folders
 
     def one(student: str) -> None:
-        hand_graded_on = _answers_graded(course, assignment, student)  # before the regrade replaces them
+        hand_graded_on = answers_as_scored(course, assignment, student, state.get(student))
         outcome = grade_student(course, assignment, student, releases, cell_timeout, notebook_timeout,
                                 confine=confine, scratch_root=Path(scratch.name), rules=rules)
-        outcome.tests_sha = tests_sha
+        outcome.tests_sha, outcome.answers = tests_sha, hand_graded_on
         if outcome.status in GRADED:
             outcome.details += [f"{name}: the answer changed since its hand grade; grade it again"
                                 for name in keep_hand_grades(course, assignment, student, hand_graded_on)]
+            outcome.answers = _answers_graded(course, assignment, student)
         with lock:
             outcomes[student] = outcome
             update_state(course, assignment, {student: asdict(outcome)})
@@ -274,6 +275,13 @@ def _kill_tree(pid: int) -> None:
         except psutil.NoSuchProcess:
             pass
     psutil.wait_procs(family, timeout=10)
+
+
+def answers_as_scored(course: Course, assignment: str, student: str, record: dict | None) -> dict[str, str]:
+    """The hand-graded answers as their hand grades were given on, read before a regrade replaces
+    them: the autograded notebook's, or, when a failed run removed it, those ``record`` (the
+    student's last outcome) kept, so that a transient failure loses no hand grade."""
+    return _answers_graded(course, assignment, student) or (record or {}).get("answers", {})
 
 
 def _answers_graded(course: Course, assignment: str, student: str) -> dict[str, str]:

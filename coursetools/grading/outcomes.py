@@ -62,6 +62,9 @@ class Outcome:
     seconds: float = 0.0
     submission_sha: str = ""
     tests_sha: str = ""  # :func:`grading_fingerprint` of the source the scores were taken with
+    # the hand-graded answers (grade_id -> text) as last graded: a hand grade given on one stands after a
+    # failed run removed the autograded notebook it was read from (gradebook.keep_hand_grades)
+    answers: dict[str, str] = field(default_factory=dict)
 
 
 def autograde_status(returncode: int | None, log: str, flags: list[str], ungraded: list[str],
