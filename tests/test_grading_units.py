@@ -34,6 +34,7 @@ from coursetools.common.layout import REPO_ROOT, Course, course_directory
 from coursetools.grading.nbgrader_plugins import HideHiddenTests
 from coursetools.grading.outcomes import (
     CELL_TIMED_OUT,
+    HAND_GRADE_AGAIN,
     KERNEL_DIED,
     MANUAL,
     MISSING,
@@ -381,6 +382,13 @@ def test_csv_rows_leave_ungraded_totals_blank_and_count_answers_to_grade():
         ["bob", "", "", "", KERNEL_DIED, "", "", "", "3", "", "", "Kernel died"],
         ["cat", "", "", "", MANUAL, "0", "1", "1", "3", "0", "", ""],
     ]
+
+
+def test_grade_it_again_is_said_until_the_answer_has_its_new_hand_grade():
+    """Issue 42: after hand grading, the CSV and the report still said "grade it again"."""
+    record = {"status": OK, "details": ["why" + HAND_GRADE_AGAIN, "other detail"]}
+    assert class_row("ann", record, {"test_add": 2.0, "why": None}, CELLS).details == record["details"]
+    assert class_row("ann", record, {"test_add": 2.0, "why": 1.0}, CELLS).details == ["other detail"]
 
 
 def test_write_csv_round_trips_and_leaves_no_temporary_file(tmp_path):

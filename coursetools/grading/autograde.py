@@ -53,6 +53,7 @@ from coursetools.grading.gradebook import backup_gradebook, gradebook_scores, ke
 from coursetools.grading.nbgrader_plugins import mathjax_script
 from coursetools.grading.outcomes import (
     GRADED,
+    HAND_GRADE_AGAIN,
     MISSING,
     UNCONFINED,
     Outcome,
@@ -142,7 +143,7 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
                                 confine=confine, scratch_root=Path(scratch.name), rules=rules)
         outcome.tests_sha, outcome.answers = tests_sha, hand_graded_on
         if outcome.status in GRADED:
-            outcome.details += [f"{name}: the answer changed since its hand grade; grade it again"
+            outcome.details += [name + HAND_GRADE_AGAIN
                                 for name in keep_hand_grades(course, assignment, student, hand_graded_on)]
             outcome.answers = _answers_graded(course, assignment, student)
         with lock:

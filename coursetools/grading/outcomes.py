@@ -43,6 +43,8 @@ MANUAL = "needs manual grade"
 CELL_TIMED_OUT = "cell timed out"
 OUTPUT_CUT = "output cut"
 OUT_OF_MEMORY = "grader out of memory"
+# The detail of a hand-graded answer whose text changed since its hand grade (until it is graded again).
+HAND_GRADE_AGAIN = ": the answer changed since its hand grade; grade it again"
 # Written first in the details of every student graded with ``--unsafe-no-sandbox``.
 UNCONFINED = "graded unconfined: the notebook could read and change the course and the machine"
 STATUSES = (OK, KERNEL_DIED, OUT_OF_MEMORY, TIMED_OUT, CELL_TIMED_OUT, OUTPUT_CUT, TAMPERED, MISSING, MANUAL)

@@ -27,7 +27,7 @@ from coursetools.common.cells import GradedCell, graded_cells
 from coursetools.common.files import write_atomically
 from coursetools.common.layout import Course, run_nbgrader
 from coursetools.grading.gradebook import gradebook_scores
-from coursetools.grading.outcomes import GRADED, reviewed
+from coursetools.grading.outcomes import GRADED, HAND_GRADE_AGAIN, reviewed
 from coursetools.grading.penalty import LatePenalty, penalty_points, recorded_late_penalty
 from coursetools.grading.state import DUE, LMS_IDS, REVIEWS, SUBMITTED, TIMES, load_state, student_records
 
@@ -91,7 +91,10 @@ def class_row(student: str, record: dict, found: dict[str, float | None], cells:
     total = sum(score or 0.0 for score in scores.values()) if graded else None
     pending = [cell.grade_id for cell in cells if graded and not cell.automatic and scores[cell.grade_id] is None]
     person = person or {}
-    return Row(student, record["status"], scores, total, record["details"], pending, late,
+    # "grade it again" stands until the answer has its new hand grade
+    details = [d for d in record["details"] if not (d.endswith(HAND_GRADE_AGAIN)
+                                                     and scores.get(d[:-len(HAND_GRADE_AGAIN)]) is not None)]
+    return Row(student, record["status"], scores, total, details, pending, late,
                person.get("name", ""), person.get("email", ""),
                {key: person[key] for key in LMS_FIELDS if person.get(key)}, penalty)
 
