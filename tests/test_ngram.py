@@ -169,3 +169,17 @@ def test_best_counted_model_chooses_on_validation_and_scores_on_test():
     assert windowed.test == pytest.approx(sum(map(sum, rows)) / (8 * len(rows)), abs=1e-12)
     with pytest.raises(ValueError, match="at least one order"):
         best_counted_model(train, valid, test, orders=[])
+
+
+def test_best_counted_model_scores_separate_sequences_each_from_its_own_past():
+    text = _markov_text(12000, 3)
+    train = [list(text[i:i + 40]) for i in range(0, 8000, 40)]
+    valid = [list(text[i:i + 40]) for i in range(8000, 10000, 40)]
+    test = [list(text[i:i + 40]) for i in range(10000, 12000, 40)]
+    best = best_counted_model(train, valid, test, orders=range(1, 5), discounts=(0.5, 0.8), separate=True)
+    assert best.separate and best.order >= 3
+    rows = [best.model.nll(seq)[1:] for seq in test]
+    assert best.test == pytest.approx(sum(map(sum, rows)) / (39 * len(rows)), abs=1e-12)
+    assert best.model.vocabulary == sorted(set(text[:8000]))
+    with pytest.raises(ValueError, match="exclude each other"):
+        best_counted_model(train, valid, test, block_size=8, separate=True)
