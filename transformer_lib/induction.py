@@ -7,11 +7,14 @@ heads in two layers: a *previous-token* head in the first layer writes into each
 token came before it, and the induction head in the second layer matches the current token
 against that record, so its query at ``A`` finds the key of the position after the earlier ``A``.
 
-:func:`repeat_task` builds sequences where that is the only way to predict half of the tokens:
-each sequence is ``L`` tokens drawn from a fixed Markov chain (a "language" whose next token
-depends on the current one only), followed by the same ``L`` tokens again. A counted n-gram learns
-the chain and nothing more (the repeated half is as random to it as the first); a model that
-copies from its context predicts the repeated half almost exactly.
+:func:`repeat_task` builds sequences where that is the only way to predict many of the tokens:
+each sequence starts with a segment of ``L`` tokens drawn from a fixed Markov chain (a "language"
+whose next token depends on the current one only), then the same ``L`` tokens again, then the
+chain goes on to the sequence's length. ``L`` is drawn anew for each sequence, so the repeat
+starts at no fixed position: a head that attends a fixed distance back (positions alone) cannot
+find it, matching tokens can. A counted n-gram learns the chain and nothing more (the repeat is
+as random to it as the segment); a model that copies from its context predicts the repeat almost
+exactly.
 
 :class:`AttentionOnlyLM` is the smallest model that can do it: token and learned position
 embeddings, ``num_layers`` residual blocks of pre-LN multi-head causal self-attention
@@ -33,17 +36,19 @@ from torch.nn import functional as F
 from transformer_lib.attention import causal_mask
 from transformer_lib.multihead import MultiHeadAttention
 
-__all__ = ["RepeatTask", "repeat_task", "AttentionOnlyLM", "induction_scores", "previous_token_scores",
+__all__ = ["RepeatTask", "repeat_task", "parts", "AttentionOnlyLM", "induction_scores", "previous_token_scores",
            "position_losses", "train_on_repeats"]
 
 
 @dataclass
 class RepeatTask:
-    """Sequences of ``2 * half`` tokens: ``half`` from a Markov chain, then the same ``half`` again.
+    """Sequences of ``2 * half`` tokens: a segment of ``L`` chain tokens, the same again, then the chain.
+
+    ``L`` is drawn uniformly from ``half // 2 .. half`` for each sequence.
 
     Attributes:
         transitions: ``(V, V)``, row ``a`` the distribution of the token after ``a``.
-        half: ``L``, the length of the segment that is repeated.
+        half: the longest segment; every sequence has ``2 * half`` tokens.
     """
 
     transitions: Tensor
@@ -53,14 +58,29 @@ class RepeatTask:
     def vocab_size(self) -> int:
         return self.transitions.shape[0]
 
-    def sample(self, n: int, generator: torch.Generator) -> Tensor:
-        """``(n, 2 * half)`` token ids: a chain of ``half`` tokens (first one uniform), then a copy of it."""
+    def _chain(self, start: Tensor, length: int, generator: torch.Generator) -> Tensor:
+        """``(n, length)``: the chain run on from the tokens ``start`` ``(n,)`` (which are not included)."""
+        tokens, last = [], start
+        for _ in range(length):
+            last = torch.multinomial(self.transitions[last], 1, generator=generator)[:, 0]
+            tokens.append(last)
+        return torch.stack(tokens, dim=1)
+
+    def sample(self, n: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
+        """``(ids, lengths)``: ``(n, 2 * half)`` token ids and ``(n,)`` segment lengths ``L``.
+
+        Row ``i`` is ``s, s, c`` with ``s`` a chain segment of ``lengths[i]`` tokens (its first
+        uniform) and ``c`` the chain continued from the last token of ``s``.
+        """
         first = torch.randint(self.vocab_size, (n,), generator=generator)
-        segment = [first]
-        for _ in range(self.half - 1):
-            segment.append(torch.multinomial(self.transitions[segment[-1]], 1, generator=generator)[:, 0])
-        segment = torch.stack(segment, dim=1)  # (n, half)
-        return torch.cat([segment, segment], dim=1)
+        stream = torch.cat([first[:, None], self._chain(first, 2 * self.half - 1, generator)], dim=1)  # (n, 2 half)
+        lengths = torch.randint(self.half // 2, self.half + 1, (n,), generator=generator)
+        ids = stream.clone()
+        for i, L in enumerate(lengths.tolist()):
+            # the segment, its repeat, then the rest of the chain (which picks up after the segment's end)
+            ids[i, L:2 * L] = stream[i, :L]
+            ids[i, 2 * L:] = stream[i, L:2 * self.half - L]
+        return ids, lengths
 
     def entropy_rate(self) -> float:
         """The chain's entropy per token in nats (its stationary mean): what knowing the chain alone leaves."""
@@ -72,6 +92,21 @@ class RepeatTask:
         stationary = torch.linalg.lstsq(a, b).solution[:, 0]
         row_entropy = -(p * p.clamp_min(1e-300).log()).sum(1)  # (V,)
         return float(stationary @ row_entropy)
+
+
+def parts(lengths: Tensor, T: int) -> dict[str, Tensor]:
+    """Boolean masks ``(n, T - 1)`` over a model's predictions (column ``t`` predicts token ``t + 1``).
+
+    ``"segment"``: the segment's own tokens ``1 .. L - 1`` (from the chain only); ``"repeat"``:
+    tokens ``L + 1 .. 2 L - 1``, each the successor of an earlier occurrence of the token before
+    it (the repeat's first token ``L`` is excluded: nothing before it says the repeat starts);
+    ``"rest"``: every other prediction.
+    """
+    t = torch.arange(T - 1)[None, :]  # (1, T - 1): the column; the target is token t + 1
+    L = lengths[:, None]  # (n, 1)
+    segment = t + 1 <= L - 1
+    repeat = (t + 1 >= L + 1) & (t + 1 <= 2 * L - 1)
+    return {"segment": segment, "repeat": repeat, "rest": ~(segment | repeat)}
 
 
 def repeat_task(vocab_size: int = 64, half: int = 32, concentration: float = 0.3, seed: int = 0) -> RepeatTask:
@@ -123,16 +158,22 @@ class AttentionOnlyLM(nn.Module):
         return self.read_out(self.final_norm(x))
 
 
-def induction_scores(weights: Tensor, half: int) -> Tensor:
+def induction_scores(weights: Tensor, lengths: Tensor) -> Tensor:
     """Per head, the mean attention from each repeated token to the token after its first occurrence.
 
     ``weights``: ``(B, h, T, T)`` of a model reading ``x[:-1]`` of :class:`RepeatTask` sequences
-    (``T = 2 half - 1``). Query ``t >= half`` holds ``x[t] = x[t - half]``; the induction pattern
-    attends to key ``t - half + 1``. Returns ``(h,)``, each in ``[0, 1]`` (1: all of it there).
+    whose segment lengths are ``lengths`` ``(B,)``. Query ``t`` with ``L <= t <= 2 L - 2`` holds
+    ``x[t] = x[t - L]``; the induction pattern attends to key ``t - L + 1``. Returns ``(h,)``, each
+    in ``[0, 1]`` (1: all of the attention of every such query there).
     """
-    T = weights.shape[-1]
-    queries = torch.arange(half, T)
-    return weights[:, :, queries, queries - half + 1].mean(dim=(0, 2))
+    rows, queries, keys = [], [], []
+    for i, L in enumerate(lengths.tolist()):
+        t = torch.arange(L, 2 * L - 1)
+        rows.append(torch.full_like(t, i))
+        queries.append(t)
+        keys.append(t - L + 1)
+    rows, queries, keys = torch.cat(rows), torch.cat(queries), torch.cat(keys)
+    return weights[rows, :, queries, keys].mean(dim=0)  # (pairs, h) -> (h,)
 
 
 def previous_token_scores(weights: Tensor) -> Tensor:
@@ -152,38 +193,40 @@ def position_losses(model: nn.Module, sequences: Tensor) -> Tensor:
 
 
 def train_on_repeats(model: nn.Module, task: RepeatTask, steps: int, batch_size: int = 32, lr: float = 3e-3,
-                     seed: int = 0, eval_every: int = 50, eval_sequences: Tensor | None = None) -> dict[str, list]:
+                     seed: int = 0, eval_every: int = 50,
+                     eval_sequences: tuple[Tensor, Tensor] | None = None) -> dict[str, list]:
     """Train ``model`` (ids ``(B, T)`` -> logits ``(B, T, V)``) on fresh :class:`RepeatTask` batches.
 
     AdamW with a linear warm-up over the first tenth of the steps, then a cosine to zero. Every
-    ``eval_every`` steps (and at the end) on ``eval_sequences`` ``(n, 2 half)`` it records the mean
-    loss of the first half's predictions (``first``: targets ``1 .. half - 1``) and of the repeated
-    half's (``repeat``: targets ``half + 1 ..``, where copying applies), and for an
+    ``eval_every`` steps (and at the end) on ``eval_sequences`` (``(ids, lengths)`` as
+    :meth:`RepeatTask.sample` returns them) it records the mean loss of the segment's predictions
+    (``segment``) and of the repeat's (``repeat``), see :func:`parts`, and for an
     :class:`AttentionOnlyLM` the best head's induction score in its last layer (``induction``).
-    Returns ``{"step": [...], "first": [...], "repeat": [...], "induction": [...]}``.
+    Returns ``{"step": [...], "segment": [...], "repeat": [...], "induction": [...]}``.
     """
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     warmup = max(1, steps // 10)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min((s + 1) / warmup, 0.5 * (1 + math.cos(
         math.pi * min(1.0, max(0, s - warmup) / max(1, steps - warmup))))))
-    history: dict[str, list] = {"step": [], "first": [], "repeat": [], "induction": []}
-    L = task.half
+    history: dict[str, list] = {"step": [], "segment": [], "repeat": [], "induction": []}
 
     def record(step: int) -> None:
         if eval_sequences is None:
             return
-        losses = position_losses(model, eval_sequences)  # (n, 2L - 1); column t predicts token t + 1
+        ids, lengths = eval_sequences
+        losses = position_losses(model, ids)  # (n, T - 1)
+        masks = parts(lengths, ids.shape[1])
         history["step"].append(step)
-        history["first"].append(losses[:, : L - 1].mean().item())
-        history["repeat"].append(losses[:, L:].mean().item())
+        history["segment"].append(losses[masks["segment"]].mean().item())
+        history["repeat"].append(losses[masks["repeat"]].mean().item())
         if isinstance(model, AttentionOnlyLM):
-            history["induction"].append(induction_scores(model.weights[-1], L).max().item())
+            history["induction"].append(induction_scores(model.weights[-1], lengths).max().item())
 
     for step in range(steps):
         if step % eval_every == 0:
             record(step)
-        batch = task.sample(batch_size, generator)  # (B, 2L)
+        batch, _ = task.sample(batch_size, generator)  # (B, 2 half)
         logits = model(batch[:, :-1])
         loss = F.cross_entropy(logits.flatten(0, 1), batch[:, 1:].flatten())
         optimizer.zero_grad(set_to_none=True)
