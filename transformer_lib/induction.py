@@ -1,6 +1,6 @@
 """Induction heads: a task with repeated segments, an attention-only model, and the scores that find the head.
 
-An *induction head* {Olsson et al., 2022, "In-context learning and induction heads"} completes a
+An *induction head* (Olsson et al., 2022, "In-context Learning and Induction Heads") completes a
 pattern it has seen earlier in its context: at a token ``A`` it looks back to the token that
 followed the previous ``A`` and predicts that token again (``... A B ... A -> B``). It needs two
 heads in two layers: a *previous-token* head in the first layer writes into each position which
@@ -16,7 +16,7 @@ find it, matching tokens can. A counted n-gram learns the chain and nothing more
 as random to it as the segment); a model that copies from its context predicts the repeat almost
 exactly.
 
-:class:`AttentionOnlyLM` is the smallest model that can do it: token and learned position
+:class:`AttentionOnlyLM` is a small model in which it can form: token and learned position
 embeddings, ``num_layers`` residual blocks of pre-LN multi-head causal self-attention
 (:class:`~transformer_lib.multihead.MultiHeadAttention`) and no feed-forward network, then a
 layer norm and a linear read-out. It keeps every layer's attention weights of its last call in
