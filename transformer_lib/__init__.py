@@ -27,7 +27,7 @@ from .tiled import tiled_attention
 from .data import BucketBatchSampler, collate_lm, collate_pairs, lm_loader, pair_loader, python_source_corpus
 from .decoding import beam_search, filter_logits, greedy_decode, length_penalty, sample_decode, sample_next_token
 from .ensemble import Ensemble
-from .ngram import NGramLM
+from .ngram import NGramLM, best_counted_model
 from .metrics import corpus_bleu, edit_distance, exact_match, phoneme_error_rate, token_accuracy, word_error_rate
 from .tasks import (DATE_FORMATS, Seq2SeqTask, TextTask, addition_task, copy_task, date_task, reverse_task, sort_task,
                     split_of, text_task, toy_translation_task)

@@ -37,18 +37,31 @@ one, and the loss of any text is finite.
 At the start of a text a symbol has fewer than ``n - 1`` predecessors; it is predicted from the
 ones it has (the model of that lower order, with raw counts at its top). Fitting is one pass of
 :class:`collections.Counter` per order; scoring is a handful of dictionary look-ups per symbol
-(on one core at order 5: about a second to fit 330 000 characters, half a second to score 100 000).
+(on one core at order 8: about two seconds to fit 330 000 characters, a tenth of a second to score
+18 000).
+
+**The best counted model.** A neural model is read against the strongest counted model, not a
+fixed order: :func:`best_counted_model` fits the highest order once, scores every order up to it
+with every discount of a grid on a *validation* split (:meth:`NGramLM.variant` shares the counts,
+so no order is counted twice), keeps the order and discount with the lowest validation loss, and
+reports that model's loss on a *test* split, which took no part in the choice. With
+``block_size`` set, both splits are scored as a language model of that context is: cut into
+non-overlapping windows of ``block_size + 1`` symbols, each window's last ``block_size`` symbols
+predicted from the earlier ones of the same window (:func:`windows_nll`).
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
 
-__all__ = ["NGramLM"]
+__all__ = ["NGramLM", "CountedBaseline", "best_counted_model", "windows_nll", "DISCOUNTS"]
 
 SMOOTHINGS = ("kneser-ney", "absolute")
+#: The discounts :func:`best_counted_model` tries (character models of high order prefer large ones).
+DISCOUNTS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 
 
 def _context_stats(counts: Counter) -> dict[tuple, tuple[int, int]]:
@@ -122,6 +135,23 @@ class NGramLM:
         self.vocabulary = sorted({gram[0] for gram in self._raw[0]})
         return self
 
+    def variant(self, order: int | None = None, discount: float | None = None) -> NGramLM:
+        """The model of a lower (or equal) ``order`` and another ``discount``, sharing this one's counts.
+
+        The result scores exactly as ``NGramLM(order, discount, self.smoothing).fit(same text)``
+        would, without counting again: the counts of orders ``1..order`` are the same tables.
+        """
+        self._check_fitted()
+        order = self.order if order is None else order
+        discount = self.discount if discount is None else discount
+        if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= self.order:
+            raise ValueError(f"order must be an integer from 1 to the fitted order {self.order}, got {order!r}")
+        lm = NGramLM(order, discount, self.smoothing)
+        lm.vocabulary = self.vocabulary
+        lm._raw, lm._raw_stats = self._raw[:order], self._raw_stats[:order]
+        lm._low, lm._low_stats = self._low[: order - 1], self._low_stats[: order - 1]
+        return lm
+
     def _check_fitted(self) -> None:
         if not self.vocabulary:
             raise ValueError("this NGramLM has not been fitted: call .fit(symbols) first")
@@ -168,3 +198,96 @@ class NGramLM:
         """
         seq = self._as_tuple(symbols, "the text to score")
         return math.fsum(self.nll(seq)) / len(seq)
+
+
+def windows_nll(model: NGramLM, symbols: Sequence[Hashable], block_size: int) -> list[list[float]]:
+    """Per-symbol loss (nats) on the non-overlapping windows of ``block_size + 1`` symbols of ``symbols``.
+
+    Window ``i`` is ``symbols[i * block_size : (i + 1) * block_size + 1]``, as a language model's
+    loader cuts it; its first symbol is only context, and each of the other ``block_size`` is
+    predicted from the symbols before it *in the window*. Returns ``(windows, block_size)`` as
+    nested lists (the last, incomplete window is dropped).
+    """
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+        raise ValueError(f"block_size must be an integer >= 1, got {block_size!r}")
+    seq = list(symbols)
+    n = (len(seq) - 1) // block_size
+    if n == 0:
+        raise ValueError(f"{len(seq)} symbols hold no window of block_size + 1 = {block_size + 1}")
+    return [model.nll(seq[i * block_size:(i + 1) * block_size + 1])[1:] for i in range(n)]
+
+
+def _mean_loss(model: NGramLM, symbols: Sequence, block_size: int | None, separate: bool) -> float:
+    if separate:
+        rows = [model.nll(seq)[1:] for seq in symbols]
+    elif block_size is not None:
+        rows = windows_nll(model, symbols, block_size)
+    else:
+        return model.loss(list(symbols))
+    return math.fsum(v for row in rows for v in row) / sum(map(len, rows))
+
+
+@dataclass
+class CountedBaseline:
+    """The counted n-gram chosen on validation, and its test loss.
+
+    Attributes:
+        model: the chosen :class:`NGramLM` (fitted; its ``order`` and ``discount`` are the choice).
+        valid: its loss on the validation split (nats per symbol), the lowest of the grid.
+        test: its loss on the test split, which took no part in the choice.
+        grid: ``{(order, discount): validation loss}`` for every model tried.
+        block_size: the window the losses were scored in (``None``: the running text, or separate sequences).
+        separate: whether ``valid`` and ``test`` were lists of sequences, each scored on its own.
+    """
+
+    model: NGramLM
+    valid: float
+    test: float
+    grid: dict[tuple[int, float], float] = field(repr=False)
+    block_size: int | None = None
+    separate: bool = False
+
+    @property
+    def order(self) -> int:
+        return self.model.order
+
+    @property
+    def discount(self) -> float:
+        return self.model.discount
+
+    def best_valid_by_order(self) -> dict[int, tuple[float, float]]:
+        """``{order: (best discount, its validation loss)}``: the grid's best model of each order."""
+        best: dict[int, tuple[float, float]] = {}
+        for (order, discount), loss in self.grid.items():
+            if order not in best or loss < best[order][1]:
+                best[order] = (discount, loss)
+        return dict(sorted(best.items()))
+
+
+def best_counted_model(train: Sequence[Hashable], valid: Sequence[Hashable], test: Sequence[Hashable],
+                       orders: Iterable[int] = range(1, 9), discounts: Iterable[float] = DISCOUNTS,
+                       block_size: int | None = None, smoothing: str = "kneser-ney",
+                       separate: bool = False) -> CountedBaseline:
+    """The best counted model: order and discount chosen on ``valid``, scored on ``test``.
+
+    ``train``, ``valid`` and ``test`` are sequences of symbols (a str, or lists of token ids). The
+    highest order is counted once on ``train``; every ``(order, discount)`` of the grid is scored
+    on ``valid`` (in windows of ``block_size`` if given, else as running text); the lowest wins
+    (on a tie, the lower order, then the smaller discount). With ``separate=True``, ``train``,
+    ``valid`` and ``test`` are lists of sequences (say, the rows of a task's tensor as lists):
+    the training sequences are counted as one stream, and each sequence of ``valid`` and ``test``
+    is scored on its own, its first symbol being context only. On one core, orders 1-8 with the
+    default 8 discounts cost about 2 s to count 330 000 characters and 5 s to score 18 000.
+    """
+    orders, discounts = sorted(set(orders)), sorted(set(discounts))
+    if not orders or not discounts:
+        raise ValueError("need at least one order and one discount")
+    if separate and block_size is not None:
+        raise ValueError("block_size and separate=True exclude each other: separate sequences are their own windows")
+    stream = [s for seq in train for s in seq] if separate else list(train)
+    full = NGramLM(max(orders), discounts[0], smoothing).fit(stream)
+    grid = {(n, d): _mean_loss(full.variant(n, d), valid, block_size, separate) for n in orders for d in discounts}
+    order, discount = min(grid, key=lambda key: (grid[key], key))
+    model = full.variant(order, discount)
+    return CountedBaseline(model, grid[order, discount], _mean_loss(model, test, block_size, separate), grid,
+                           block_size, separate)

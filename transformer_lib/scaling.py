@@ -3,7 +3,7 @@
 Each run of :func:`train_budget` has a schedule of its own (linear warm-up over a tenth of the
 budget, then a cosine down to zero at the last step), so its final loss is what that many steps
 can give, not a mid-run checkpoint of a longer run (Hoffmann et al. 2022, section 3.1 and
-appendix A). Losses are exact means over every predicted character of the split's
+appendix B, figure A1). Losses are exact means over every predicted character of the split's
 non-overlapping windows (:func:`windows_loss`), the protocol :func:`ngram_windows_loss` applies to
 a counted n-gram, so that the two are compared on the same predictions.
 
