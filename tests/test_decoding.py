@@ -1,5 +1,7 @@
 """Decoding: EOS-terminated, padded batches; beam size 1 is greedy; sampling filters."""
 
+import math
+
 import pytest
 import torch
 from torch import nn
@@ -11,6 +13,7 @@ from transformer_lib.decoding import (
     length_penalty,
     sample_decode,
     sample_next_token,
+    sequence_log_prob,
 )
 
 from library_helpers import TinyEncDec
@@ -71,14 +74,36 @@ def test_beam_finds_a_likelier_sequence_than_greedy():
     model = TinyEncDec().eval()
     src = torch.randint(3, 11, (32, 5))
 
-    def logprob(ys):
-        tgt = torch.cat([torch.full((ys.shape[0], 1), BOS), ys], dim=1)
-        logp = model.decode(tgt[:, :-1], model.encode(src), src).log_softmax(-1)
-        return (logp.gather(-1, ys[..., None]).squeeze(-1) * (ys != PAD)).sum(-1)
-
     with torch.no_grad():
         greedy, beam = greedy_decode(model, src, max_len=6), beam_search(model, src, max_len=6, beam_size=5, alpha=0.0)
-        assert (logprob(beam) >= logprob(greedy) - 1e-5).all() and (logprob(beam) > logprob(greedy) + 1e-3).any()
+    beam_lp, greedy_lp = sequence_log_prob(model, src, beam), sequence_log_prob(model, src, greedy)
+    assert (beam_lp >= greedy_lp - 1e-5).all() and (beam_lp > greedy_lp + 1e-3).any()
+
+
+def test_sequence_log_prob_sums_the_steps_up_to_eos():
+    """Each row's score is the sum of the log-probabilities the model gave its tokens one step at a
+    time, <eos> included; the padding after it and a row cut by max_len (no <eos>) are handled."""
+    torch.manual_seed(0)
+    model = TinyEncDec().eval()
+    src = torch.randint(3, 11, (16, 7))
+    ys = greedy_decode(model, src, max_len=12)
+    assert (ys == PAD).any() and ((ys != EOS).all(dim=1)).any()  # padded rows and a row cut by max_len
+    expected = torch.zeros(len(ys))
+    with torch.no_grad():
+        memory = model.encode(src)
+        for b in range(len(ys)):
+            prefix = torch.tensor([[BOS]])
+            for token in ys[b].tolist():
+                if token == PAD:
+                    break
+                expected[b] += model.decode(prefix, memory[b:b + 1], src[b:b + 1])[0, -1].log_softmax(-1)[token]
+                prefix = torch.cat([prefix, torch.tensor([[token]])], dim=1)
+    assert torch.allclose(sequence_log_prob(model, src, ys), expected, atol=1e-5)
+    scripted = sequence_log_prob(Scripted(), rows(1, 3), torch.tensor([[5, EOS, PAD, PAD], [5, 6, 7, EOS]]))
+    per_token = -math.log(1 + 11 * math.exp(-10))  # a logit of 10 against 11 zeros
+    assert torch.allclose(scripted, torch.tensor([2, 4]) * per_token, atol=1e-6)  # 2 and 4 tokens, <eos> included
+    with pytest.raises(ValueError, match=r"ys must be \(2, L\)"):
+        sequence_log_prob(Scripted(), rows(1, 3), torch.tensor([5, EOS]))
 
 
 def test_length_penalty_is_wu_et_al():

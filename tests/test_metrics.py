@@ -8,6 +8,7 @@ from transformer_lib.metrics import (
     corpus_bleu,
     edit_distance,
     exact_match,
+    mcnemar_exact,
     phoneme_error_rate,
     token_accuracy,
     word_error_rate,
@@ -85,3 +86,22 @@ def test_error_rates_refuse_bad_references():
         word_error_rate([["A"]], [["A"]])  # a list of strings, not of pronunciations
     with pytest.raises(ValueError, match=r"references\[0\] must be"):
         phoneme_error_rate([["A"]], [[]])
+
+
+def test_mcnemar_exact_is_the_two_sided_binomial_tail():
+    # 0 against 5: both tails of binomial(5, 1/2) at the extremes, 2 / 32
+    assert mcnemar_exact(0, 5) == pytest.approx(2 / 32)
+    # 9 against 1: 2 * P(X <= 1) for X ~ binomial(10, 1/2) = 2 * (1 + 10) / 1024
+    assert mcnemar_exact(9, 1) == pytest.approx(22 / 1024)
+    assert mcnemar_exact(1, 9) == mcnemar_exact(9, 1)  # the test does not care which system is first
+    assert mcnemar_exact(7, 7) == 1.0 and mcnemar_exact(0, 0) == 1.0  # an even split (or none) proves nothing
+    assert mcnemar_exact(3, 4) == 1.0  # never above 1, though both tails overlap at the middle
+    # a lopsided split over many items is very unlikely under equal systems
+    assert mcnemar_exact(43, 21) < mcnemar_exact(33, 31)
+    assert 0.005 < mcnemar_exact(43, 21) < 0.01
+
+
+@pytest.mark.parametrize("bad", [-1, 2.0, True, None])
+def test_mcnemar_exact_refuses_what_is_not_a_count(bad):
+    with pytest.raises(ValueError, match="only_first must be a count"):
+        mcnemar_exact(bad, 3)

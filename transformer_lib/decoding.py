@@ -27,13 +27,14 @@ from torch import nn
 
 from transformer_lib.data import BOS_ID, EOS_ID, PAD_ID
 
-__all__ = ["greedy_decode", "sample_decode", "beam_search", "filter_logits", "sample_next_token", "length_penalty"]
+__all__ = ["greedy_decode", "sample_decode", "beam_search", "filter_logits", "sample_next_token", "length_penalty",
+           "sequence_log_prob"]
 
 StepFn = Callable[[torch.Tensor], torch.Tensor]  # prefix (N, t) -> next-token logits (N, vocab_size)
 
 
-def _step_fn(model: nn.Module, src: torch.Tensor, copies: int = 1) -> StepFn:
-    """Encode ``src`` once; return a function giving next-token logits for ``copies`` prefixes per row."""
+def _check_protocol(model: nn.Module, src: torch.Tensor) -> None:
+    """Refuse a model without ``encode``/``decode`` and a ``src`` that is not ``(B, S)``."""
     if not (hasattr(model, "encode") and hasattr(model, "decode")):
         raise TypeError(
             "decoding needs a model with encode(src) and decode(tgt, memory, src) "
@@ -42,6 +43,11 @@ def _step_fn(model: nn.Module, src: torch.Tensor, copies: int = 1) -> StepFn:
     if not isinstance(src, torch.Tensor) or src.dim() != 2:
         shape = tuple(src.shape) if isinstance(src, torch.Tensor) else type(src).__name__
         raise ValueError(f"src must be a (B, S) tensor of ids, got {shape}")
+
+
+def _step_fn(model: nn.Module, src: torch.Tensor, copies: int = 1) -> StepFn:
+    """Encode ``src`` once; return a function giving next-token logits for ``copies`` prefixes per row."""
+    _check_protocol(model, src)
     memory = model.encode(src)
     if copies > 1:
         memory = memory.repeat_interleave(copies, dim=0)
@@ -187,3 +193,26 @@ def beam_search(model: nn.Module, src: torch.Tensor, max_len: int, beam_size: in
     out = ys.view(B, K, -1)[torch.arange(B, device=src.device), winner, 1:]  # (B, t - 1) without <bos>
     used = (out != pad_id).any(dim=0).nonzero()  # losing beams may have run longer: trim
     return out[:, : int(used.max()) + 1 if len(used) else 0]
+
+
+@torch.no_grad()
+def sequence_log_prob(model: nn.Module, src: torch.Tensor, ys: torch.Tensor, bos_id: int = BOS_ID,
+                      pad_id: int = PAD_ID) -> torch.Tensor:
+    """``log p(y | x)`` of each row of decoded ids under ``model``: the score beam search ranks by at ``alpha = 0``.
+
+    Args:
+        model: an encoder-decoder keeping the protocol of this module.
+        src: source ids ``(B, S)``.
+        ys: outputs ``(B, L)`` as the decoders here return them: no ``<bos>``, ``<eos>`` then ``<pad>``.
+
+    Returns:
+        ``(B,)``: the sum of the log-probabilities of each row's tokens, ``<eos>`` included and
+        ``<pad>`` excluded, each predicted from ``<bos>`` and the tokens before it (one teacher-forced pass).
+    """
+    _check_protocol(model, src)
+    if not isinstance(ys, torch.Tensor) or ys.dim() != 2 or ys.shape[0] != src.shape[0]:
+        shape = tuple(ys.shape) if isinstance(ys, torch.Tensor) else type(ys).__name__
+        raise ValueError(f"ys must be ({src.shape[0]}, L) ids, one row per source, got {shape}")
+    tgt_in = torch.cat([torch.full_like(ys[:, :1], bos_id), ys[:, :-1]], dim=1)  # (B, L): <bos> y_1 .. y_{L-1}
+    logp = F.log_softmax(model.decode(tgt_in, model.encode(src), src).float(), dim=-1)  # (B, L, V)
+    return (logp.gather(-1, ys[..., None]).squeeze(-1) * (ys != pad_id)).sum(dim=-1)

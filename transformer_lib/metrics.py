@@ -12,17 +12,21 @@ scores incomparable.
 The error rates of pronunciation (grapheme-to-phoneme) work on token lists, not ids, and accept
 several correct answers per word, as the g2p toolkits count them (a word of CMUdict may have
 more than one pronunciation): a prediction is scored against the reference it is closest to.
+
+:func:`mcnemar_exact` compares two systems scored on the same items (right or wrong each).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import sacrebleu
 import torch
 import torch.nn.functional as F
 
-__all__ = ["token_accuracy", "exact_match", "corpus_bleu", "edit_distance", "phoneme_error_rate", "word_error_rate"]
+__all__ = ["token_accuracy", "exact_match", "corpus_bleu", "edit_distance", "phoneme_error_rate", "word_error_rate",
+           "mcnemar_exact"]
 
 
 def _check_ids(name: str, ids: torch.Tensor) -> None:
@@ -142,3 +146,25 @@ def word_error_rate(hypotheses: Sequence[Sequence[str]], references: Sequence[Se
     _check_references(hypotheses, references)
     wrong = sum(list(h) not in [list(r) for r in options] for h, options in zip(hypotheses, references))
     return wrong / len(hypotheses)
+
+
+def mcnemar_exact(only_first: int, only_second: int) -> float:
+    """Two-sided p-value of McNemar's exact test for two systems scored on the same items.
+
+    Args:
+        only_first: items the first system gets right and the second wrong.
+        only_second: items the second system gets right and the first wrong.
+
+    Items both get right, or both wrong, say nothing about which is better and are not needed. If
+    the two systems were equally good, each of the ``n = only_first + only_second`` discordant
+    items would fall on either side with probability 1/2; the p-value is the probability, under
+    that binomial(n, 1/2), of a split at least as uneven as the one observed (both tails, at most 1).
+    """
+    for name, count in (("only_first", only_first), ("only_second", only_second)):
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise ValueError(f"{name} must be a count (an int >= 0), got {count!r}")
+    n, k = only_first + only_second, min(only_first, only_second)
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n  # P(X <= k), X ~ binomial(n, 1/2)
+    return min(1.0, 2 * tail)
