@@ -21,8 +21,8 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from coursetools import grading  # noqa: E402
 from coursetools.common.layout import Course  # noqa: E402
+from coursetools.grading import autograde  # noqa: E402
 
 from course_helpers import CourseCopy, answered, cells_of  # noqa: E402
 
@@ -33,13 +33,13 @@ def main() -> None:
     parser.add_argument("--students", type=int, default=30)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--cell-timeout", type=int, default=30)
-    parser.add_argument("--notebook-timeout", type=float, default=grading.DEFAULT_NOTEBOOK_TIMEOUT)
+    parser.add_argument("--notebook-timeout", type=float, default=autograde.DEFAULT_NOTEBOOK_TIMEOUT)
     parser.add_argument("--unsafe-no-sandbox", action="store_true", help="kernels unconfined, to compare")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         copy_ = CourseCopy.create(Path(folder), args.assignment)
         course = Course(copy_.root)
-        release = grading.prepare(course, args.assignment)
+        release = autograde.prepare(course, args.assignment)
         correct = answered(release, nbformat.read(copy_.source, as_version=4))
         looping = copy.deepcopy(correct)
         cells_of(looping, "solution")[0].source = "while True:\n    pass"
@@ -48,7 +48,7 @@ def main() -> None:
             copy_.submit(f"student{i:02d}", kinds[i % 3])
         start = time.monotonic()
         confine = not args.unsafe_no_sandbox
-        outcomes = grading.grade(course, args.assignment, jobs=args.jobs, cell_timeout=args.cell_timeout,
+        outcomes = autograde.grade(course, args.assignment, jobs=args.jobs, cell_timeout=args.cell_timeout,
                                  notebook_timeout=args.notebook_timeout, confine=confine, progress=lambda _: None)
         total = time.monotonic() - start
         hostile = copy.deepcopy(correct)
@@ -56,7 +56,7 @@ def main() -> None:
             "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"))
         copy_.submit("hostile", hostile)
         start = time.monotonic()
-        worst = grading.grade(course, args.assignment, ["hostile"], cell_timeout=args.cell_timeout,
+        worst = autograde.grade(course, args.assignment, ["hostile"], cell_timeout=args.cell_timeout,
                               notebook_timeout=args.notebook_timeout, confine=confine,
                               progress=lambda _: None)["hostile"]
         worst_seconds = time.monotonic() - start

@@ -22,3 +22,11 @@ def test_benchmark_smoke_run(script, args, expected):
     assert done.returncode == 0, f"{script} {' '.join(args)} failed:\n{done.stderr[-3000:]}"
     for text in expected:
         assert text in done.stdout, f"{script}: {text!r} missing from its output:\n{done.stdout[-3000:]}"
+
+
+def test_every_benchmark_script_starts():
+    """Each script imports and parses its arguments (bench_grading.py once imported a module that a move of
+    coursetools had renamed, and nothing ran it)."""
+    for script in sorted(BENCHMARKS.glob("bench_*.py")):
+        done = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and "usage" in done.stdout, f"{script.name} --help failed:\n{done.stderr[-2000:]}"
