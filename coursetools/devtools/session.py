@@ -26,6 +26,7 @@ from nbformat import NotebookNode
 
 from coursetools.checker import BRIDGE_IMPORT, Checker, CheckTimeout
 from coursetools.checker.kernel_link import KernelLink
+from coursetools.checker.term import term_seeds
 from coursetools.common.cells import is_autograded_test, nbgrader_meta
 from coursetools.common.hidden import split_hidden_block
 
@@ -74,14 +75,15 @@ def notebook_plan(nb: NotebookNode) -> list[AnswerCell]:
 
 class KernelSession:
     """A ``python3`` kernel started in ``cwd``; :meth:`run` executes one cell and returns its
-    :class:`Outcome`. A cell that runs past ``timeout`` seconds is interrupted and fails."""
+    :class:`Outcome`. A cell that runs past ``timeout`` seconds is interrupted and fails. Hidden
+    blocks draw their seeds from ``term_seed`` (:mod:`coursetools.checker.term`; 0: as written)."""
 
-    def __init__(self, cwd: Path, timeout: float = 30.0):
+    def __init__(self, cwd: Path, timeout: float = 30.0, term_seed: int = 0):
         self.timeout = timeout
         self.manager, self.client = start_new_kernel(kernel_name="python3", cwd=str(cwd))
         self.client.execute_interactive(BRIDGE_IMPORT, store_history=False, timeout=timeout)
         self.link = KernelLink(self.client, self.manager)
-        self.checker = Checker(self.link)
+        self.checker = Checker(self.link, term_seeds(term_seed))
 
     def run(self, code: str, locked: bool = False) -> Outcome:
         """Run a cell; ``locked``: a cell of the instructor's (setup, given code, a test), whose
