@@ -44,9 +44,10 @@ c.ExecutePreprocessor.interrupt_on_timeout = True
 # After a cell's reply, nbclient waits this long for the rest of its output, and nbgrader fails the whole
 # notebook past it ("Timeout waiting for IOPub output"; 4 s by default): a cell that printed 300 MB was
 # graded "timed out" on a busy machine while the output cap was still dropping its flood. Waiting longer
-# costs nothing when output has stopped; not waiting (raise_on_iopub_timeout = False) could lose a
-# failed test's error and give its points.
-c.ExecutePreprocessor.iopub_timeout = 60
+# costs nothing when output has stopped, but a kernel that ignores the interrupt at the cell limit is
+# waited for that long too (bench_grading's hostile case: 11 s at 4 s, past 55 s at 60 s); not waiting
+# (raise_on_iopub_timeout = False) could lose a failed test's error and give its points.
+c.ExecutePreprocessor.iopub_timeout = 20
 # Every student's kernel runs in a bubblewrap box of its own: it sees the Python environment and
 # the course's packages read-only, a scratch copy of its own folder, no other file of the course,
 # no network, no other process, under limits of memory, processes and bytes written
