@@ -468,11 +468,26 @@ def test_a_flood_costs_the_cell_it_reaches_and_no_grader_memory(graded):
     the bomb is refused before it grows; no student's grader, the honest one's included, passes
     ``GRADER_PEAK_MIB``."""
     copy_ = graded[0]
-    assert copy_.autograded_points("floods_the_socket")[0] < copy_.autograded_points("solution")[0]
+    flooded, honest = copy_.scores("floods_the_socket"), copy_.scores("solution")
+    before, reached = cells_around_the_last_answer(copy_)
+    assert all(not flooded[cell][0] for cell in reached if honest[cell][0]), f"the flood reached {reached}: {flooded}"
+    assert all(flooded[cell][0] == honest[cell][0] for cell in before), "the flood cost a cell graded before it"
     students = copy_.course.students("submitted", copy_.assignment)
     peaks = {student: grader_peak_mib(copy_, student) for student in students}
     assert all(peaks.values()), f"a grader logged no peak: {peaks}"
     assert max(peaks.values()) < GRADER_PEAK_MIB, f"graders' peak memory (MiB): {peaks}"
+
+
+def cells_around_the_last_answer(copy_: CourseCopy) -> tuple[list[str], list[str]]:
+    """(the graded cells before the last answer code cell, the first test cell with hidden tests after
+    it, where a flood sent from that answer is read)."""
+    cells = nbformat.read(copy_.source, as_version=4).cells
+    last = max(i for i, c in enumerate(cells) if c.cell_type == "code"
+               and c.metadata.get("nbgrader", {}).get("solution"))
+    graded = [(i, c.metadata["nbgrader"]["grade_id"]) for i, c in enumerate(cells)
+              if c.metadata.get("nbgrader", {}).get("grade")]
+    after = [name for i, name in graded if i > last and "BEGIN HIDDEN TESTS" in cells[i].source]
+    return [name for i, name in graded if i < last], after[:1]
 
 
 def grader_peak_mib(copy_: CourseCopy, student: str) -> int:
