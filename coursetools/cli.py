@@ -42,6 +42,14 @@ from coursetools.reports.report import write_report
 from coursetools.reports.uploads import write_uploads
 
 
+def not_ok(state: dict) -> dict[str, str]:
+    """student -> status, for every student whose recorded status is not ``ok`` after review, graded
+    in the last run or before it (a resumed run once said "none" while earlier ones stayed flagged)."""
+    reviews = state.get(REVIEWS, {})
+    return {s: r["status"] for s, r in sorted(state.items()) if isinstance(r, dict) and "status" in r
+            and reviewed(r, reviews.get(s))["status"] != OK}
+
+
 def _grade(course: Course, args: argparse.Namespace) -> int:
     if args.due:
         update_state(course, args.assignment, {DUE: args.due.isoformat()})
@@ -79,11 +87,11 @@ def _grade(course: Course, args: argparse.Namespace) -> int:
               "To grade without one anyway (every student's code can then read the solutions and change "
               "grades): --unsafe-no-sandbox (make grade ... ARGS=--unsafe-no-sandbox)", file=sys.stderr)
         return 2
-    reviews = load_state(course, args.assignment).get(REVIEWS, {})
-    problems = {s: o.status for s, o in outcomes.items()
-                if reviewed({**asdict(o), "status": o.status}, reviews.get(s))["status"] != OK}
-    flag_submissions(course, args.assignment, list(problems))
-    print(f"graded {len(outcomes)}; not ok (flagged in formgrader): {problems or 'none'}")
+    state = load_state(course, args.assignment)
+    reviews = state.get(REVIEWS, {})
+    flag_submissions(course, args.assignment, [s for s, o in outcomes.items()
+                                               if reviewed(asdict(o), reviews.get(s))["status"] != OK])
+    print(f"graded {len(outcomes)}; not ok (flagged in formgrader): {not_ok(state) or 'none'}")
     _say_unknown_times(course, args.assignment)
     return 0
 

@@ -18,6 +18,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 from nbgrader.utils import compute_checksum
 
 from coursetools.authoring.lint import lint_notebook
+from coursetools.cli import not_ok
 from coursetools.common.cells import GradedCell, graded_cells
 from coursetools.common.hidden import (
     HIDDEN_PLACEHOLDER,
@@ -50,6 +51,7 @@ from coursetools.grading.outcomes import (
     tampering_seen_by_tests,
 )
 from coursetools.grading.scan import locked_cell_changes, rule_targets, suspicious_code
+from coursetools.grading.state import REVIEWS
 from coursetools.reports.exports import ClassTable, class_row, csv_rows, lateness, write_csv
 from coursetools.reports.report import ExerciseStats, exercise_stats, histogram_svg, render
 
@@ -389,6 +391,15 @@ def test_grade_it_again_is_said_until_the_answer_has_its_new_hand_grade():
     record = {"status": OK, "details": ["why" + HAND_GRADE_AGAIN, "other detail"]}
     assert class_row("ann", record, {"test_add": 2.0, "why": None}, CELLS).details == record["details"]
     assert class_row("ann", record, {"test_add": 2.0, "why": 1.0}, CELLS).details == ["other detail"]
+
+
+def test_the_run_names_every_student_not_ok_graded_in_it_or_before():
+    """Issue 42: a resumed run printed "not ok: none" while two students graded before stayed flagged."""
+    record = {"status": TAMPERED, "details": ["uses comm_manager"], "submission_sha": "a"}
+    state = {"ann": record, "bob": {**record, "status": OK}, REVIEWS: {}, "submitted": {"ann": {"file": "x"}}}
+    assert not_ok(state) == {"ann": TAMPERED}
+    state[REVIEWS] = {"ann": {"submission_sha": "a", "status": TAMPERED, "decision": "cleared", "note": "fine"}}
+    assert not_ok(state) == {}
 
 
 def test_write_csv_round_trips_and_leaves_no_temporary_file(tmp_path):
