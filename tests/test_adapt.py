@@ -318,3 +318,20 @@ def test_dpo_objective_starts_at_log_2_and_its_gradient_moves_the_policy():
     metrics = objective.evaluate(model, [batch], torch.device("cpu"))
     assert metrics["valid_loss"] < math.log(2) and metrics["reward_margin"] > 0
     assert set(metrics) == {"valid_loss", "preference_accuracy", "chosen_reward", "rejected_reward", "reward_margin"}
+
+
+def test_dpo_loss_does_not_see_the_prompt_but_the_rewards_do():
+    """A causal model gives the shared prompt the same log-probability in the chosen and the rejected row, so
+    counting the prompt's tokens cancels in the loss's difference (up to rounding), not in each reward."""
+    policy, reference = gpt(), gpt()
+    with torch.no_grad():
+        for p in reference.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    prompts, chosen, rejected = [[5, 6, 7], [4]], [[8], [10, 11]], [[9, 9, 9], [12]]
+    outs = []
+    for answer_only in (True, False):
+        batch = sft_batch([*prompts, *prompts], [*chosen, *rejected], answer_only=answer_only)
+        outs.append(dpo_loss(*answer_logprobs(policy, batch), *answer_logprobs(reference, batch), beta=0.5))
+    assert abs(outs[0].loss.item() - outs[1].loss.item()) < 1e-12
+    gap = (outs[0].chosen_rewards - outs[1].chosen_rewards).abs()
+    assert gap[0] > 1e-3 and gap[1] == 0  # row 1's prompt is one token, which nothing predicts
