@@ -40,4 +40,10 @@ from .objectives import ClassifierObjective, LMObjective, Seq2SeqObjective, tran
 from .g2p import G2PObjective, PronunciationTask, g2p_task, load_cmudict, pronunciation_scores
 from .viz import plot_attention, plot_attention_grid, plot_history, plot_lr_schedule, plot_positional_encoding
 
+# --- chapter 12: after pretraining (finetune, lora, sft, dpo) ---
+from .finetune import GPTClassifier, count_trainable, freeze, last_token_index
+from .lora import DEFAULT_LORA_TARGETS, LoRALinear, add_lora, merge_lora
+from .sft import IGNORE_INDEX, sft_batch, sft_example, sft_loss
+from .dpo import DPOObjective, DPOOutput, answer_logprobs, dpo_loss, preference_batch, sequence_logprobs
+
 __version__ = "0.1.0"

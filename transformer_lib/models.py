@@ -156,15 +156,23 @@ class GPT(nn.Module):
             return logits, [layer.self_attention_weights for layer in self.blocks.layers]
         return logits
 
-    def _logits(self, idx: Tensor, caches: list[KVCache] | None = None, need_weights: bool = False) -> Tensor:
-        """Logits for ``idx``, the tokens that follow the ``len(caches[0])`` already in the caches."""
+    def hidden(self, idx: Tensor, caches: list[KVCache] | None = None, need_weights: bool = False) -> Tensor:
+        """``(B, T)`` ids -> ``(B, T, d_model)``: the last block's output (after the final norm), before ``lm_head``.
+
+        Position t has seen tokens 0..t only (causal), so the last real token's vector sums up the whole
+        sequence: what a classification head on a pretrained GPT reads (chapter 12, ``finetune.py``).
+        With ``caches``, ``idx`` are the tokens that follow the ``len(caches[0])`` already in the caches.
+        """
         start = len(caches[0]) if caches else 0
         x = self.embedding(idx, start)
         # With nothing cached the mask is the plain causal one, which the fused kernel applies
         # itself; new tokens after cached ones see all of those and the causal part of their own.
         mask = None if start == 0 else causal_mask(start + idx.size(1), device=idx.device)[start:]
-        x = self.blocks(x, mask, is_causal=start == 0, need_weights=need_weights, caches=caches)
-        return self.lm_head(x)
+        return self.blocks(x, mask, is_causal=start == 0, need_weights=need_weights, caches=caches)
+
+    def _logits(self, idx: Tensor, caches: list[KVCache] | None = None, need_weights: bool = False) -> Tensor:
+        """Logits for ``idx``, the tokens that follow the ``len(caches[0])`` already in the caches."""
+        return self.lm_head(self.hidden(idx, caches, need_weights))
 
     @torch.no_grad()
     def generate(
