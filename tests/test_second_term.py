@@ -251,6 +251,9 @@ def test_exercises_are_named_as_the_notebook_names_them():
     titles = cell_titles(parts)
     assert titles["test_add_more"] == "Exercise 1: addition, part 2 of 2"
     assert short_title(titles["test_add_more"], "test_add_more") == "Ex. 1.2" and short_title("", "x") == "x"
+    # issue 42: a later part under its own heading is not the whole exercise (it read "Ex. 3" beside "Ex. 3.1")
+    assert short_title("Exercise 3, continued: predict, then derive", "position_answer") == "Ex. 3 cont."
+    assert short_title("Exercise 3: relative positions, part 1 of 2", "test_rope") == "Ex. 3.1"
 
 
 def test_the_report_names_exercises_and_students_lists_a_stub_and_links_each_students_pages():

@@ -82,7 +82,11 @@ def cell_titles(nb: NotebookNode) -> dict[str, str]:
 
 
 def short_title(title: str, grade_id: str) -> str:
-    """``Ex. 4.2`` for ``Exercise 4: ..., part 2 of 3``, ``Ex. 1`` for ``Exercise 1: ...``; else the grade_id."""
-    number = re.match(r"Exercise (\d+)", title)
+    """``Ex. 4.2`` for ``Exercise 4: ..., part 2 of 3``, ``Ex. 1`` for ``Exercise 1: ...``, ``Ex. 3 cont.``
+    for ``Exercise 3, continued: ...`` (a later part of exercise 3 under its own heading, often graded by
+    hand: not the whole exercise); else the grade_id."""
+    number = re.match(r"Exercise (\d+)(, continued)?", title)
     part = re.search(r", part (\d+) of \d+$", title)
-    return f"Ex. {number[1]}" + (f".{part[1]}" if part else "") if number else grade_id
+    if not number:
+        return grade_id
+    return f"Ex. {number[1]}" + (" cont." if number[2] else "") + (f".{part[1]}" if part else "")
