@@ -19,14 +19,10 @@ from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 
-from coursetools.authoring.release import check_assignment
-from coursetools.common.layout import CONFIG_FILE, Course
-from coursetools.grading import autograde
-from coursetools.grading.collect import collect_folder, collect_zip, read_submission_times
+from coursetools.common.layout import CONFIG_FILE, Course, check_assignment
 from coursetools.grading.gradebook import flag_submissions, unflag_submission
 from coursetools.grading.outcomes import CLEARED, KEPT, OK, reviewed
 from coursetools.grading.penalty import record_late_penalty
-from coursetools.grading.sandbox import SandboxUnavailable
 from coursetools.grading.state import (
     DUE,
     LMS_IDS,
@@ -50,7 +46,15 @@ def not_ok(state: dict) -> dict[str, str]:
             and reviewed(r, reviews.get(s))["status"] != OK}
 
 
+# The grading pipeline (nbconvert, the checker, torch) is imported by the two commands that run it,
+# `grade` and `feedback`: `course report` and `course review` start in a fraction of the time.
+
+
 def _grade(course: Course, args: argparse.Namespace) -> int:
+    from coursetools.grading import autograde
+    from coursetools.grading.collect import collect_folder, collect_zip, read_submission_times
+    from coursetools.grading.sandbox import SandboxUnavailable
+
     if args.due:
         update_state(course, args.assignment, {DUE: args.due.isoformat()})
     if args.from_folder:
@@ -80,7 +84,8 @@ def _grade(course: Course, args: argparse.Namespace) -> int:
         print(f"submission times of {len(times)} students read from {args.times}")
     try:
         outcomes = autograde.grade(course, args.assignment, args.student or None, force=args.force, jobs=args.jobs,
-                                 cell_timeout=args.cell_timeout, notebook_timeout=args.notebook_timeout,
+                                 cell_timeout=args.cell_timeout,
+                                 notebook_timeout=args.notebook_timeout or autograde.DEFAULT_NOTEBOOK_TIMEOUT,
                                  confine=not args.unsafe_no_sandbox)
     except SandboxUnavailable as error:
         print(f"NOT GRADED: student code runs only in a sandbox, and {error}.\n"
@@ -110,6 +115,8 @@ def _say_unknown_times(course: Course, assignment: str) -> None:
 
 
 def _feedback(course: Course, args: argparse.Namespace) -> int:
+    from coursetools.grading import autograde
+
     pending = {row.student: row.to_grade_by_hand for row in class_table(course, args.assignment).rows
                if row.to_grade_by_hand}
     if pending and not args.ready_only:
@@ -222,8 +229,9 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--force", action="store_true", help="grade again students already graded")
     grade.add_argument("--jobs", type=int, default=2, help="students graded at once (default 2)")
     grade.add_argument("--cell-timeout", type=int, help="seconds per cell (default: nbgrader_config.py, 30)")
-    grade.add_argument("--notebook-timeout", type=float, default=autograde.DEFAULT_NOTEBOOK_TIMEOUT,
-                       help="seconds per student notebook before it is killed and marked 'timed out'")
+    grade.add_argument("--notebook-timeout", type=float,
+                       help="seconds per student notebook before it is killed and marked 'timed out' "
+                            "(default: coursetools.grading.autograde.DEFAULT_NOTEBOOK_TIMEOUT)")
     grade.add_argument("--unsafe-no-sandbox", action="store_true",
                        help="grade without bubblewrap: student code can read and change everything "
                             "(marked in the report and the CSV)")

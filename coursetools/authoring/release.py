@@ -14,7 +14,6 @@ is skipped unless ``--force``.
 from __future__ import annotations
 
 import argparse
-import difflib
 import hashlib
 import shutil
 import subprocess
@@ -25,22 +24,12 @@ from pathlib import Path
 import nbformat
 
 from coursetools.authoring import sources
-from coursetools.common.layout import REPO_ROOT, run_nbgrader
+from coursetools.common.layout import REPO_ROOT, check_assignment, run_nbgrader
 
 STAMPS = Path("build") / "release"  # git-ignored: the inputs of each assignment's last release
 # What a release is made of besides the assignment's source (paths relative to the course root).
 SHARED_INPUTS = ("nbgrader_config.py", "coursetools/authoring/how_grading_works.md",
                  "coursetools/authoring/grading_rules.py")
-
-
-def check_assignment(assignment: str, course_root: Path = REPO_ROOT) -> str:
-    """``assignment`` if it is one of the course's, else a ValueError naming the closest ids."""
-    known = sources.assignments(course_root)
-    if assignment in known:
-        return assignment
-    close = difflib.get_close_matches(assignment, known, n=3, cutoff=0.5)
-    hint = f"did you mean {' or '.join(close)}? " if close else ""
-    raise ValueError(f"unknown assignment {assignment!r}: {hint}the assignments are {', '.join(known)}")
 
 
 def release(assignment: str, course_root: Path = REPO_ROOT) -> Path:

@@ -23,13 +23,10 @@ import nbformat
 from nbformat.notebooknode import NotebookNode
 
 from coursetools.common.files import write_atomically
+from coursetools.common.layout import assignments, source_dir  # noqa: F401 (sources.assignments)
 
 TEXT_FORMAT = "md:myst"
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
-
-
-def source_dir(course_root: Path) -> Path:
-    return course_root / "solutions"
 
 
 def text_source(course_root: Path, assignment: str) -> Path:
@@ -40,11 +37,6 @@ def text_source(course_root: Path, assignment: str) -> Path:
 def notebook_source(course_root: Path, assignment: str) -> Path:
     """The generated notebook nbgrader reads, ``solutions/<id>/<id>.ipynb``."""
     return source_dir(course_root) / assignment / f"{assignment}.ipynb"
-
-
-def assignments(course_root: Path) -> list[str]:
-    """The assignment ids: folders of ``solutions/`` that hold a text source of the same name."""
-    return sorted(p.name for p in source_dir(course_root).iterdir() if (p / f"{p.name}.md").is_file())
 
 
 def read_text_source(path: Path) -> NotebookNode:

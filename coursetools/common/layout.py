@@ -13,6 +13,7 @@ and the roster.
 
 from __future__ import annotations
 
+import difflib
 import glob
 import os
 import re
@@ -49,6 +50,26 @@ def run_nbgrader(args: list[str], course_root: Path, *, check: bool = True) -> s
         raise RuntimeError(f"`nbgrader {' '.join(args)}` failed with exit code {result.returncode}:\n"
                            f"{result.stdout}\n{result.stderr}")
     return result
+
+
+def source_dir(course_root: Path) -> Path:
+    """The folder of the exercise sources (``solutions/<assignment>/<assignment>.md``)."""
+    return course_root / "solutions"
+
+
+def assignments(course_root: Path) -> list[str]:
+    """The assignment ids: folders of ``solutions/`` that hold a text source of the same name."""
+    return sorted(p.name for p in source_dir(course_root).iterdir() if (p / f"{p.name}.md").is_file())
+
+
+def check_assignment(assignment: str, course_root: Path = REPO_ROOT) -> str:
+    """``assignment`` if it is one of the course's, else a ValueError naming the closest ids."""
+    known = assignments(course_root)
+    if assignment in known:
+        return assignment
+    close = difflib.get_close_matches(assignment, known, n=3, cutoff=0.5)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    raise ValueError(f"unknown assignment {assignment!r}: {hint}the assignments are {', '.join(known)}")
 
 
 def course_directory(root: Path) -> CourseDirectory:
