@@ -21,7 +21,24 @@ cells up to the next ``## `` heading) to these rules, read from its source witho
 
 Refused and raised kinds are read from the code (``refuse(owner, names, ...)``,
 ``forbid(*references)``, ``expect_raises(Error, ...)``), so they need no declaration; targets
-are compared by what they are (``nn.Module.__init__`` and ``torch.nn.Module.__init__`` are one).
+are compared by what they are (``nn.Module.__init__`` and ``torch.nn.Module.__init__`` are one),
+and calls by what they call (``r = refuse; r(...)``, ``from coursetools.checks import refuse as no``).
+The declaration is not trusted either: :mod:`coursetools.authoring.hidden_reads` reads from the
+hidden code what it does, and each of these must be shown by a visible test of the exercise:
+
+* a torch function patched directly (``torch.x = ...``, ``setattr``, ``unittest.mock.patch``);
+* an exception expected for a reason (its message or ``match``) that neither a visible test nor
+  the instructions give; ``pytest.raises`` and ``except E`` count as expecting ``E``;
+* a dtype check (``assert_equal(x.dtype, ...)``, ``.dtype ==``), unless a declared property or edge
+  about the dtype is shown;
+* a tensor of a rank, or an empty input, passed to the exercise's answers that no visible test
+  passes them (literal inputs only), unless a declared ``edge`` is shown;
+* a time measurement: it must declare ``bound``, and a ``bound`` needs a visible test that times
+  code, not only the instructions' words.
+
+A detail is shown only as a whole word or phrase, and a detail of common words alone (``the``)
+shows nothing. A line ``# hidden only: <answer> -- <why>`` allow-lists an answer that only the
+hidden block rejects (:mod:`coursetools.devtools.surprises`); one without a reason is a problem.
 """
 
 from __future__ import annotations
@@ -36,8 +53,12 @@ from typing import Any
 
 from nbformat.notebooknode import NotebookNode
 
+from coursetools.authoring import hidden_reads as reads
+from coursetools.authoring.hidden_reads import aliases as _aliases
+from coursetools.authoring.hidden_reads import dotted as _dotted
+from coursetools.authoring.hidden_reads import parse as _parse
 from coursetools.common.cells import is_autograded_test, nbgrader_meta
-from coursetools.common.hidden import split_hidden_block
+from coursetools.common.hidden import hidden_only, split_hidden_block
 
 DECLARATION = "# checks:"
 SHOWN_KINDS = ("property", "edge", "bound")  # their detail must be written in a visible test
@@ -55,6 +76,7 @@ class Exercise:
     instructions: list[str] = field(default_factory=list)
     visible: list[str] = field(default_factory=list)
     hidden: list[tuple[str, str]] = field(default_factory=list)  # (test grade_id, hidden code)
+    answers: set[str] = field(default_factory=set)  # the functions and classes its answer cells define
 
 
 def exercises(nb: NotebookNode) -> list[Exercise]:
@@ -71,46 +93,14 @@ def exercises(nb: NotebookNode) -> list[Exercise]:
                 current = None
             if current is not None:
                 current.instructions.append(cell.source)
+        elif current is not None and cell.cell_type == "code" and meta.get("solution"):
+            current.answers |= {node.name for node in _parse(cell.source).body
+                                if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
         elif current is not None and is_autograded_test(cell):
             visible, hidden = split_hidden_block(cell.source)
             current.visible.append(visible)
             current.hidden.append((meta["grade_id"], hidden))
     return found
-
-
-def _parse(code: str) -> ast.Module:
-    """``code`` parsed, IPython lines (``%``, ``!``) left out; an empty module when it does not parse."""
-    try:
-        return ast.parse("\n".join(line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))))
-    except SyntaxError:
-        return ast.Module(body=[], type_ignores=[])
-
-
-def _aliases(trees: list[ast.Module]) -> dict[str, str]:
-    """Local name -> dotted name, from the imports (``import torch.nn as nn``, ``from x import y
-    as _y``) and plain aliases (``_F = torch.nn.functional``) of ``trees``."""
-    aliases: dict[str, str] = {}
-    for tree in trees:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else \
-                        alias.name.split(".")[0]
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                for alias in node.names:
-                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return aliases
-
-
-def _dotted(node: ast.expr, aliases: dict[str, str]) -> str | None:
-    """``a.b.c`` with its first name replaced by what it aliases, or None for another expression."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([aliases.get(node.id, node.id), *reversed(parts)])
 
 
 def lookup(dotted: str, default: Any = None) -> Any:
@@ -154,10 +144,6 @@ def _sequences(trees: list[ast.Module]) -> dict[str, list[ast.expr]]:
     return found
 
 
-def _called(node: ast.Call) -> str:
-    func = node.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-
 
 def guarded_targets(code: str, context: list[str]) -> set[str]:
     """What ``code`` refuses or forbids: ``owner.name`` for each ``refuse(owner, names, ...)``,
@@ -171,7 +157,8 @@ def guarded_targets(code: str, context: list[str]) -> set[str]:
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        if _called(node) == "refuse" and len(node.args) >= 2:
+        function = reads.called(node, aliases)  # through aliases: r = refuse; r(...), refuse as no
+        if function == "refuse" and len(node.args) >= 2:
             owner = _dotted(node.args[0], aliases) or ast.unparse(node.args[0])
             names = node.args[1]
             if isinstance(names, ast.Name) and names.id in sequences:
@@ -179,7 +166,7 @@ def guarded_targets(code: str, context: list[str]) -> set[str]:
             constants = names.elts if isinstance(names, (ast.Tuple, ast.List)) else [names]
             targets |= {f"{_canonical(owner)}.{n.value}" if isinstance(n, ast.Constant) else
                         f"{owner}.{ast.unparse(n)}" for n in constants}
-        elif _called(node) == "forbid":
+        elif function == "forbid":
             for argument in node.args:
                 if isinstance(argument, ast.Starred) and isinstance(argument.value, ast.Name) \
                         and argument.value.id in sequences:
@@ -193,9 +180,8 @@ def guarded_targets(code: str, context: list[str]) -> set[str]:
 
 
 def expected_errors(code: str) -> set[str]:
-    """The exception classes ``code``'s ``expect_raises(Error, ...)`` calls expect, by name."""
-    return {ast.unparse(node.args[0]).rsplit(".", 1)[-1] for node in ast.walk(_parse(code))
-            if isinstance(node, ast.Call) and _called(node) == "expect_raises" and node.args}
+    """The exception classes ``code`` expects (``expect_raises``, ``pytest.raises``, ``except``), by name."""
+    return {error for error, _ in reads.expected_exceptions(code)}
 
 
 def without_comments(code: str) -> str:
@@ -224,46 +210,134 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().replace("`", "").replace("*", "").split())
 
 
+# words that say nothing of what a check is about: a detail made of these alone is shown by any text
+COMMON_WORDS = frozenset("""a an the of to in on at by for from with as and or not no is are be it its this that
+these those one all any each every value values input inputs output outputs result results case cases test tests
+check checks answer function call""".split())
+
+
+def is_vague(detail: str) -> bool:
+    """Whether ``detail`` is made of :data:`COMMON_WORDS` alone (``the``, ``values of the input``)."""
+    return set(re.findall(r"\w+", _normal(detail))) <= COMMON_WORDS
+
+
+def is_shown(detail: str, shown: str) -> bool:
+    """Whether ``shown`` (normalised text) holds ``detail`` as a whole word or phrase, not inside another word."""
+    return bool(re.search(rf"(?<!\w){re.escape(_normal(detail))}(?!\w)", shown))
+
+
+def is_said(reason: str, shown: str) -> bool:
+    """Whether ``shown`` (normalised text) holds more than half of the words of ``reason`` that are not
+    :data:`COMMON_WORDS` (a reason said in other words: "must be divisible" for "does not divide" does not count)."""
+    words = set(re.findall(r"\w+", _normal(reason))) - COMMON_WORDS
+    return not words or 2 * len(words & set(re.findall(r"\w+", shown))) > len(words)
+
+
+def _kind_problems(where: str, kinds: list[tuple[str, str]], shown: str, visible: str) -> list[str]:
+    """What is wrong with a hidden block's declared kinds (``where`` names the block)."""
+    problems = []
+    for kind, detail in kinds:
+        if kind not in KINDS:
+            problems.append(f"{where}: unknown kind '{kind}' in '{DECLARATION}' (known: "
+                            f"{', '.join(KINDS)}; refused calls and raised errors are read from the code)")
+        elif kind in SHOWN_KINDS and not detail:
+            problems.append(f"{where}: the kind '{kind}' needs a detail (what it checks)")
+        elif kind in SHOWN_KINDS and is_vague(detail):
+            problems.append(f"{where}: the {kind} detail '{detail}' is made of common words only: name what is "
+                            "checked (a common word is written in every exercise, so it shows nothing)")
+        elif kind in SHOWN_KINDS and not is_shown(detail, shown):
+            problems.append(f"{where}: the hidden block checks {kind} '{detail}', which neither a "
+                            "visible test of the exercise shows nor its instructions name (write it in a visible "
+                            "check's code or message, or in the instructions)")
+        elif kind == "bound" and not reads.times_code(visible):
+            problems.append(f"{where}: the hidden block checks bound '{detail}', and no visible test of the exercise "
+                            "measures time (time.perf_counter, timeit): the instructions' words alone do not show it")
+        elif kind == "value" and not re.search(r"\bassert", visible):
+            problems.append(f"{where}: the hidden block checks values, and no visible test of the exercise checks one")
+    return problems
+
+
+def _read_problems(where: str, exercise: Exercise, hidden: str, context: list[str], shown: str,
+                   declared: dict[str, list[str]]) -> list[str]:
+    """What the hidden block's code does (not its declaration) that no visible test of ``exercise`` shows."""
+    problems = []
+    visible = "\n".join(exercise.visible)
+    shown_edge = any(is_shown(d, shown) and not is_vague(d) for d in declared.get("edge", []))
+    patched_visibly = set().union(*(reads.patched_targets(code, context) for code in exercise.visible))
+    for target in sorted(reads.patched_targets(hidden, context) - patched_visibly):
+        problems.append(f"{where}: the hidden block patches {target} directly, which no visible test of the exercise "
+                        "does (and a hidden block runs in the checker: the patch does not reach the student's "
+                        "kernel; refuse, forbid or substitute it, as a visible test does)")
+    raised_visibly = reads.expected_exceptions(visible)
+    for error, reason in sorted(reads.expected_exceptions(hidden)):
+        if reason and error in {e for e, _ in raised_visibly} and (error, reason) not in raised_visibly \
+                and not is_said(reason, shown):  # an error no visible test expects is named by check_exercise
+            problems.append(f"{where}: the hidden block expects {error} for '{reason}', a reason that no visible "
+                            f"test of the exercise gives for {error} and the instructions do not name")
+    if reads.checks_dtype(hidden) and not reads.checks_dtype(visible) \
+            and not any("dtype" in d.lower() for d in declared.get("property", []) + declared.get("edge", [])):
+        problems.append(f"{where}: the hidden block checks a dtype, and no visible test of the exercise does "
+                        f"(declared as {', '.join(declared) or 'nothing'}): add a visible dtype check")
+    hidden_ranks, hidden_empty = reads.input_shapes(hidden, exercise.answers, context)
+    visible_ranks, visible_empty = set(), False
+    for code in exercise.visible:
+        ranks, empty = reads.input_shapes(code, exercise.answers, context)
+        visible_ranks, visible_empty = visible_ranks | ranks, visible_empty or empty
+    if not shown_edge:
+        for rank in sorted(hidden_ranks - visible_ranks) if visible_ranks else []:
+            names = ", ".join(sorted(exercise.answers))
+            problems.append(f"{where}: the hidden block passes {names} a {rank}-D tensor, "
+                            "and no visible test of the exercise does: an edge case (declare it 'edge <detail>' and "
+                            "show it in a visible test or the instructions)")
+        if hidden_empty and not visible_empty:
+            problems.append(f"{where}: the hidden block passes an empty input (a size of 0, [] or ''), and no visible "
+                            "test of the exercise does: an edge case (declare it 'edge <detail>' and show it)")
+    if reads.times_code(hidden) and "bound" not in declared:
+        problems.append(f"{where}: the hidden block measures time, and does not declare a bound: declare "
+                        "'bound <detail>' and time the code in a visible test too")
+    return problems
+
+
 def check_exercise(exercise: Exercise, context: list[str]) -> list[str]:
     """Every rule of this module that ``exercise`` breaks, as sentences naming it and the kind."""
     problems: list[str] = []
-    where = f"exercise '{exercise.title}'"
     visible = "\n".join(exercise.visible)
     instructions = "\n".join(exercise.instructions)
     shown = _normal(" ".join([*(without_comments(code) for code in exercise.visible), instructions]))
     refused_visibly = set().union(*(guarded_targets(code, context) for code in exercise.visible))
     raised_visibly = expected_errors(visible)
     for test, hidden in exercise.hidden:
+        where = f"exercise '{exercise.title}', {test}"
         kinds = declared_kinds(hidden)
         if kinds is None:
-            problems.append(f"{where}, {test}: the hidden block declares no kinds: add a line "
+            problems.append(f"{where}: the hidden block declares no kinds: add a line "
                             f"'{DECLARATION} value; property <detail>; edge <detail>; bound <detail>' "
                             "naming what it checks")
             kinds = []
-        for kind, detail in kinds:
-            if kind not in KINDS:
-                problems.append(f"{where}, {test}: unknown kind '{kind}' in '{DECLARATION}' (known: "
-                                f"{', '.join(KINDS)}; refused calls and raised errors are read from the code)")
-            elif kind in SHOWN_KINDS and not detail:
-                problems.append(f"{where}, {test}: the kind '{kind}' needs a detail (what it checks)")
-            elif kind in SHOWN_KINDS and _normal(detail) not in shown:
-                problems.append(f"{where}, {test}: the hidden block checks {kind} '{detail}', which neither a "
-                                "visible test of the exercise shows nor its instructions name (write it in a visible "
-                                "check's code or message, or in the instructions)")
-            elif kind == "value" and not re.search(r"\bassert", visible):
-                problems.append(f"{where}, {test}: the hidden block checks values, and no visible test of the "
-                                "exercise checks one")
+        problems += _kind_problems(where, kinds, shown, visible)
         for target in sorted(guarded_targets(hidden, context) - refused_visibly):
-            problems.append(f"{where}, {test}: the hidden block refuses {target}, which no visible test of the "
+            problems.append(f"{where}: the hidden block refuses {target}, which no visible test of the "
                             "exercise refuses (refuse or forbid it there too, with the same target)")
         for error in sorted(expected_errors(hidden)):
             if error not in raised_visibly:
-                problems.append(f"{where}, {test}: the hidden block expects {error} (raises), which no visible "
+                problems.append(f"{where}: the hidden block expects {error} (raises), which no visible "
                                 "expect_raises of the exercise expects")
             if error not in instructions:
-                problems.append(f"{where}, {test}: the hidden block expects {error} (raises), which the "
+                problems.append(f"{where}: the hidden block expects {error} (raises), which the "
                                 "exercise's instructions do not name")
+        declared: dict[str, list[str]] = {}
+        for kind, detail in kinds:
+            declared.setdefault(kind, []).append(detail)
+        problems += _read_problems(where, exercise, hidden, context, shown, declared)
+        problems += [f"{where}: '# hidden only: {answer}' gives no reason (write ' -- <why>' after it)"
+                     for answer, reason in hidden_only(hidden) if not reason]
     return problems
+
+
+def hidden_only_reasons(nb: NotebookNode) -> list[str]:
+    """Every allow-listed surprise of ``nb`` with its reason (``# hidden only: <answer> -- <reason>``), as lines."""
+    return [f"exercise '{exercise.title}', {test}: hidden only: {answer} -- {reason or '(no reason given)'}"
+            for exercise in exercises(nb) for test, hidden in exercise.hidden for answer, reason in hidden_only(hidden)]
 
 
 def check_fairness(nb: NotebookNode) -> list[str]:

@@ -34,7 +34,9 @@ prints one line per problem and exits 1 when there is any. Rules, for every sour
 * every exercise is fair (:mod:`coursetools.authoring.fairness`): each hidden block declares the kinds it
   checks (``# checks: value; edge <detail>; ...``) and a visible test of the same exercise shows
   each of them; what a hidden block refuses or forbids, a visible test refuses too; the errors it
-  expects, a visible test expects and the instructions name.
+  expects, a visible test expects and the instructions name; what the hidden code does, read from it
+  (:mod:`coursetools.authoring.hidden_reads`), a visible test shows too. The reasons hidden blocks give
+  for the answers only they reject (``# hidden only: <answer> -- <why>``) are printed, not counted.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ import jupytext
 from nbformat.notebooknode import NotebookNode
 
 from coursetools.authoring import sources
-from coursetools.authoring.fairness import DECLARATION, check_fairness, lookup
+from coursetools.authoring.fairness import DECLARATION, check_fairness, hidden_only_reasons, lookup
 from coursetools.authoring.grading_rules import INCLUDE_RULES
 from coursetools.authoring.hidden_rules import borrowed_expectations, hidden_writes, shadowed_answers
 from coursetools.common.cells import is_autograded_test, nbgrader_meta
@@ -355,7 +357,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("assignments", nargs="*", help="assignment ids (default: all in solutions/)")
     args = parser.parse_args(argv)
-    problems = [p for a in args.assignments or sources.assignments(REPO_ROOT) for p in lint(a)]
+    chosen = args.assignments or sources.assignments(REPO_ROOT)
+    problems = [p for a in chosen for p in lint(a)]
+    for assignment in chosen:  # the surprises allowed on purpose, and why (coursetools.devtools.surprises)
+        nb = sources.read_text_source(sources.text_source(REPO_ROOT, assignment))
+        print("".join(f"{assignment}: {line}\n" for line in hidden_only_reasons(nb)), end="")
     print("\n".join(problems) if problems else "no problems found")
     return 1 if problems else 0
 

@@ -11,7 +11,8 @@ nbgrader marks two kinds of block in a cell's source, each between a begin and a
 the leak check after feedback and the tests all read blocks through it. The rest of the module
 answers the leak questions: which lines of a notebook are hidden (:func:`hidden_lines`), whether
 a page quotes one (:func:`quoted_lines`, on the page's text, :func:`visible_text`), and a text
-with the quotes replaced (:func:`redact`).
+with the quotes replaced (:func:`redact`). :func:`hidden_only` reads a hidden block's allow-list of
+answers that only it rejects (``# hidden only: <answer> -- <why>``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ SOLUTION_MARKERS = (BEGIN_SOLUTION, END_SOLUTION)
 HIDDEN_MARKERS = (BEGIN_HIDDEN, END_HIDDEN)
 MARKERS = (*SOLUTION_MARKERS, *HIDDEN_MARKERS)
 
+HIDDEN_ONLY = "# hidden only:"  # an answer only the hidden block rejects, and why that is fair
 HIDDEN_PLACEHOLDER = "# (hidden tests: graded, not shown)"
 REDACTED = "[hidden test code]"
 MIN_QUOTED = 6  # shorter hidden lines ("else:", ")") cannot identify a test
@@ -123,3 +125,18 @@ def redact(text: str, hidden: list[str]) -> str:
         if len(line) >= MIN_QUOTED:
             text = text.replace(line, REDACTED)
     return text
+
+
+def hidden_only(hidden: str) -> list[tuple[str, str]]:
+    """The allow-list of a hidden block: ``(answer, reason)`` for each of its comment lines
+    ``# hidden only: <answer> -- <reason>``, where ``<answer>`` names an answer that passes every
+    visible test and that this block rejects on purpose: a file of ``tests/wrong_answers/<id>/`` or
+    ``tests/alternative_answers/<id>/`` (its name without ``.py``, or the part after ``__``) or a
+    mutant as ``coursetools.devtools.mutate`` labels it. ``reason`` is ``""`` when the line gives none."""
+    entries = []
+    for line in hidden.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(HIDDEN_ONLY):
+            answer, _, reason = stripped[len(HIDDEN_ONLY):].partition(" -- ")
+            entries.append((answer.strip(), reason.strip()))
+    return entries

@@ -1,0 +1,185 @@
+"""Surprises: answers that pass every visible test of an exercise and still fail a hidden one.
+
+``python -m coursetools.devtools.surprises <assignment> [--mutants] [--only <answer grade_id> ...]``
+
+A student who runs the visible tests and sees them pass has no reason to doubt the answer; a hidden
+test that then rejects it takes points the student could not know were at stake. The fairness lint
+(:mod:`coursetools.authoring.fairness`) reads the hidden code for such rules; this tool *runs*
+answers to find them. For each answer cell of the assignment, in one kernel
+(:class:`~coursetools.devtools.session.KernelSession`), it tries candidate answers:
+
+* every file of ``tests/wrong_answers/<id>/`` and ``tests/alternative_answers/<id>/`` (one whole
+  answer cell per file, named ``<answer grade_id>__<name>.py``, its first line a comment saying
+  what it is);
+* with ``--mutants``, every mutant of :mod:`coursetools.devtools.mutate` (minus the listed
+  equivalent ones).
+
+Each candidate replaces the model answer; the test cells that grade it run twice: first their
+**visible** part (the cell as released, hidden block removed by
+:func:`~coursetools.common.hidden.split_hidden_block`), then, when every visible part passed, the
+**full** cells (visible part in the kernel, hidden block in the checker, as grading runs them).
+A *surprise* is a candidate that passes every visible part and fails a full cell; it is reported
+with the hidden failure's message. Then the model answer runs again.
+
+A surprise is accepted only when the hidden block that rejects it allow-lists it with a reason, a
+comment line ``# hidden only: <candidate> -- <why this is fair>`` (:func:`~coursetools.common.hidden.hidden_only`;
+``<candidate>`` is the file's name without ``.py``, or its part after ``__``, or the mutant's label
+as this tool prints it). The lint prints these reasons. The tool exits 1 when a surprise is not
+allow-listed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from coursetools.authoring import sources
+from coursetools.common.hidden import hidden_only, split_hidden_block
+from coursetools.common.layout import REPO_ROOT
+from coursetools.devtools.mutate import equivalents, mutants
+from coursetools.devtools.session import AnswerCell, KernelSession, notebook_plan
+
+CANDIDATE_FOLDERS = ("wrong_answers", "alternative_answers")  # under tests/
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An answer to try: the answer cell it replaces, its name, its source and where it comes from
+    (a folder of :data:`CANDIDATE_FOLDERS`, or ``mutant``)."""
+
+    answer: str
+    name: str
+    source: str
+    origin: str
+
+    def names(self) -> set[str]:
+        """What an allow-list line may call it: the file's stem and its part after ``__``, or the mutant's label."""
+        return {self.name, self.name.split("__", 1)[-1]} if self.origin != "mutant" else {self.name}
+
+
+@dataclass(frozen=True)
+class Surprise:
+    """A candidate that passed every visible test and failed the full test cell ``test``."""
+
+    candidate: Candidate
+    test: str
+    message: str
+    reason: str | None = None  # the allow-list's reason, None when it is not allow-listed
+
+    def describe(self) -> str:
+        kind = f"allowed: {self.reason}" if self.reason is not None else "NOT ALLOWED"
+        return f"{self.candidate.origin}: {self.candidate.name} | {self.test} | {self.message} [{kind}]"
+
+
+@dataclass
+class Report:
+    """What one assignment's run found: how many candidates were tried, the surprises, the seconds it took."""
+
+    assignment: str
+    tried: int = 0
+    surprises: list[Surprise] | None = None
+    seconds: float = 0.0
+
+    def unexpected(self) -> list[Surprise]:
+        return [s for s in self.surprises or [] if s.reason is None]
+
+
+def candidate_files(assignment: str, course_root: Path = REPO_ROOT) -> list[Candidate]:
+    """The file candidates of ``assignment``, from every folder of :data:`CANDIDATE_FOLDERS`."""
+    found = []
+    for folder in CANDIDATE_FOLDERS:
+        for path in sorted((course_root / "tests" / folder / assignment).glob("*.py")):
+            found.append(Candidate(path.stem.split("__")[0], path.stem, path.read_text(encoding="utf-8"), folder))
+    return found
+
+
+def mutant_candidates(plan: list[AnswerCell], assignment: str) -> list[Candidate]:
+    """The mutants of every answer cell of ``plan`` that are not listed as equivalent."""
+    skip = equivalents(assignment)
+    return [Candidate(answer.grade_id, mutant.label, mutant.source, "mutant") for answer in plan
+            for mutant in mutants(answer.source) if (answer.grade_id, mutant.label) not in skip]
+
+
+def allowed(candidate: Candidate, hidden: str) -> str | None:
+    """The reason ``hidden`` (a hidden block) gives for rejecting ``candidate`` alone, None when it gives none."""
+    return next((reason for name, reason in hidden_only(hidden) if name in candidate.names()), None)
+
+
+def try_candidate(kernel: KernelSession, candidate: Candidate, answer: AnswerCell) -> list[Surprise]:
+    """Run ``candidate`` in place of ``answer``'s model answer and return its surprises (one per full test
+    cell it fails, when it passed every visible part); the model answer is run again afterwards."""
+    try:
+        if not kernel.run(candidate.source).passed:
+            return []
+        if not all(kernel.run(split_hidden_block(test)[0], locked=True).passed for _, test in answer.tests):
+            return []
+        found = []
+        for test_id, test in answer.tests:
+            outcome = kernel.run(test, locked=True)
+            if not outcome.passed:
+                found.append(Surprise(candidate, test_id, outcome.reason,
+                                      allowed(candidate, split_hidden_block(test)[1])))
+        return found
+    finally:
+        restored = kernel.run(answer.source)
+        if not restored.passed:
+            raise RuntimeError(f"the model answer {answer.grade_id} fails after {candidate.name}: {restored.reason}")
+
+
+def find_surprises(assignment: str, with_mutants: bool = False, only: list[str] | None = None,
+                   timeout: float = 20.0, course_root: Path = REPO_ROOT, term_seed: int = 0) -> Report:
+    """Every surprise among ``assignment``'s candidates (files, and mutants when ``with_mutants``),
+    for the answer cells in ``only`` (default: all); raises when a file names no answer cell or a
+    model answer fails one of its tests."""
+    start = time.perf_counter()
+    plan = notebook_plan(sources.read_text_source(sources.text_source(course_root, assignment)))
+    candidates = candidate_files(assignment, course_root)
+    unknown = sorted({c.name for c in candidates} - {c.name for c in candidates
+                                                     if c.answer in {a.grade_id for a in plan}})
+    if unknown:
+        raise ValueError(f"{assignment}: candidate files that name no answer cell: {unknown}")
+    if with_mutants:
+        candidates += mutant_candidates([a for a in plan if not only or a.grade_id in only], assignment)
+    report = Report(assignment, surprises=[])
+    with KernelSession(course_root, timeout=timeout, term_seed=term_seed) as kernel:
+        for answer in plan:
+            for code, locked in [*((c, True) for c in answer.before), (answer.source, False)]:
+                outcome = kernel.run(code, locked)
+                if not outcome.passed:
+                    raise RuntimeError(f"{assignment}: a cell before {answer.grade_id} failed: {outcome.reason}")
+            failing = [f"{test_id}: {o.reason}" for test_id, test in answer.tests
+                       if not (o := kernel.run(test, locked=True)).passed]
+            if failing:
+                raise RuntimeError(f"{assignment}: the model answer {answer.grade_id} fails {failing}")
+            if only and answer.grade_id not in only or not answer.tests:
+                continue
+            for candidate in (c for c in candidates if c.answer == answer.grade_id):
+                report.tried += 1
+                report.surprises += try_candidate(kernel, candidate, answer)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("assignments", nargs="+", help="assignment ids")
+    parser.add_argument("--mutants", action="store_true", help="try the mutants of coursetools.devtools.mutate too")
+    parser.add_argument("--only", nargs="*", help="answer cells (grade_ids) to try; default: all")
+    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per cell before a try fails")
+    args = parser.parse_args(argv)
+    status = 0
+    for assignment in args.assignments:
+        report = find_surprises(assignment, args.mutants, args.only, args.timeout)
+        for surprise in report.surprises:
+            print(f"{assignment} {surprise.describe()}")
+        print(f"{assignment}: {report.tried} candidates, {len(report.surprises)} surprises, "
+              f"{len(report.unexpected())} not allow-listed ({report.seconds:.0f} s)")
+        status |= bool(report.unexpected())
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
