@@ -43,6 +43,7 @@ from coursetools.common.hidden import HIDDEN_MARKERS, hidden_lines, visible_text
 from coursetools.common.layout import REPO_ROOT
 from coursetools.grading import autograde
 from coursetools.grading.outcomes import CELL_TIMED_OUT, OK, TAMPERED
+from coursetools.grading.rubrics import HEADING as RUBRIC_HEADING
 from coursetools.grading.scan import locked_changes_in
 from coursetools.grading.state import load_state
 
@@ -279,6 +280,17 @@ def test_feedback_shows_the_hand_grade_and_no_hidden_test(graded):
     assert deleted and all(f"You deleted the test cell of “{titles[name]}”." in visible_text(pages["bwong"])
                            for name in deleted)
     assert all('id="put-back"' not in pages[s] for s in ("jdoe", "clee", "oldrel"))
+    # issue 42, item 4: formgrader shows the model answer and rubric right after the answer graded by hand;
+    # feedback never does
+    autograded = nbformat.read(course_copy.course.notebook("autograded", A, "clee"), as_version=4)
+    at = next(i for i, cell in enumerate(autograded.cells)
+              if cell.metadata.get("nbgrader", {}).get("grade_id") == WRITTEN)
+    rubric = autograded.cells[at + 1]
+    model = next(cell for cell in nbformat.read(course_copy.source, as_version=4).cells
+                 if cell.metadata.get("nbgrader", {}).get("grade_id") == WRITTEN)
+    assert rubric.metadata["course"] == {"rubric": True} and rubric.source.endswith(model.source)
+    assert sum(1 for cell in autograded.cells if cell.metadata.get("course", {}).get("rubric")) == 1
+    assert all(RUBRIC_HEADING not in page for page in pages.values())  # (some students pasted the model answer itself)
 
 
 def test_a_changed_hidden_test_fails_the_release_check_and_regrades_keeping_hand_grades(regraded):

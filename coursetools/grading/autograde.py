@@ -47,6 +47,7 @@ import psutil
 from coursetools.authoring.release import earlier_releases
 from coursetools.authoring.sources import build_notebook, notebook_source
 from coursetools.common.cells import answer_texts, graded_cells
+from coursetools.common.files import write_atomically
 from coursetools.common.hidden import hidden_lines, quoted_lines
 from coursetools.common.layout import STAGED_RELEASE, Course, nbgrader_env, run_nbgrader
 from coursetools.grading.gradebook import backup_gradebook, gradebook_scores, keep_hand_grades
@@ -65,6 +66,7 @@ from coursetools.grading.outcomes import (
     output_cut,
     tampering_seen_by_tests,
 )
+from coursetools.grading.rubrics import add_rubrics, hand_graded_answers
 from coursetools.grading.sandbox import check as check_sandbox
 from coursetools.grading.scan import locked_cell_changes, locked_changes_in, rule_targets, suspicious_code
 from coursetools.grading.state import load_state, update_state
@@ -119,7 +121,7 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
     state = load_state(course, assignment)
     # the instructor notebook prepare() has just built from the source
     source = nbformat.read(notebook_source(course.root, assignment), as_version=4)
-    tests_sha, rules = grading_fingerprint(source), rule_targets(source)
+    tests_sha, rules, rubrics = grading_fingerprint(source), rule_targets(source), hand_graded_answers(source)
     todo = [s for s in (students or everyone)
             if force or not _still_graded(course, assignment, s, state, tests_sha)]
     changed = [s for s in todo if state.get(s, {}).get("tests_sha") not in (None, tests_sha)]
@@ -140,7 +142,7 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
     def one(student: str) -> None:
         hand_graded_on = answers_as_scored(course, assignment, student, state.get(student))
         outcome = grade_student(course, assignment, student, releases, cell_timeout, notebook_timeout,
-                                confine=confine, scratch_root=Path(scratch.name), rules=rules)
+                                confine=confine, scratch_root=Path(scratch.name), rules=rules, rubrics=rubrics)
         outcome.tests_sha, outcome.answers = tests_sha, hand_graded_on
         if outcome.status in GRADED:
             outcome.details += [name + HAND_GRADE_AGAIN
@@ -160,7 +162,8 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
 def grade_student(course: Course, assignment: str, student: str, releases: list[nbformat.NotebookNode],
                   cell_timeout: int | None = None, notebook_timeout: float = DEFAULT_NOTEBOOK_TIMEOUT, *,
                   confine: bool = True, scratch_root: Path | None = None,
-                  rules: dict[str, set[str]] | None = None) -> Outcome:
+                  rules: dict[str, set[str]] | None = None,
+                  rubrics: dict[str, nbformat.NotebookNode] | None = None) -> Outcome:
     """Scan and autograde one student's notebook in its own nbgrader process, its kernel in a box
     (scratch folders under ``scratch_root``) unless not ``confine``.
 
@@ -168,7 +171,11 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
     of the instructor's source, read from it when not given).
 
     ``releases``: the release graded against first, then earlier releases students may have had
-    (a locked cell as one of them released it is not an edit)."""
+    (a locked cell as one of them released it is not an edit).
+
+    ``rubrics``: the source's cells of the answers graded by hand
+    (:func:`~coursetools.grading.rubrics.hand_graded_answers`), copied after the student's answers
+    into the autograded notebook, which formgrader shows."""
     release = releases[0]
     if rules is None:
         rules = rule_targets(nbformat.read(notebook_source(course.root, assignment), as_version=4))
@@ -205,6 +212,8 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
             flags = tampering_seen_by_tests(autograded_nb) + flags
             stopped = cells_stopped_at_limit(autograded_nb)
             cut = output_cut(autograded_nb)
+            if rubrics:
+                write_atomically(autograded, nbformat.writes(add_rubrics(autograded_nb, rubrics)))
         scores = gradebook_scores(course, assignment, student)
         ungraded = [cell.grade_id for cell in graded_cells(release)
                     if cell.automatic and scores.get(cell.grade_id) is None]

@@ -39,6 +39,7 @@ from traitlets import Bool, List, Unicode, default
 from coursetools.common.cells import cell_headings, cell_titles, nbgrader_meta
 from coursetools.common.hidden import redact, split_hidden
 from coursetools.common.layout import Course
+from coursetools.grading.rubrics import without_rubrics
 from coursetools.grading.scan import locked_changes_in
 from coursetools.grading.state import load_state
 
@@ -51,6 +52,7 @@ class HideHiddenTests(Preprocessor):
     enabled = Bool(True, help="Run whenever it is listed (nbconvert's default is off)").tag(config=True)
 
     def preprocess(self, nb, resources):
+        without_rubrics(nb)  # the model answers the grader read beside the answers graded by hand
         hidden_lines: list[str] = []
         for cell in nb.cells:
             if cell.cell_type == "code":
