@@ -189,6 +189,18 @@ def uses_autograd(x):
     x = x.clone().requires_grad_(True)
     (g,) = torch.autograd.grad((x ** 2).sum(), x)
     return g
+
+
+def zero_first(x, others):
+    x[0] = 0.0  # in place: the caller's tensor changes, as do those of the list
+    for other in others:
+        other.mul_(2)
+    return x.sum()
+
+
+def grow(x):
+    x.unsqueeze_(0)  # a new shape, in place
+    return x.sum()
 """
 
 HIDDEN = r"""
@@ -223,6 +235,20 @@ assert len(_fake.calls) == 2
 with refuse(torch.autograd, "grad", "refused here"), expect_raises(RuntimeError, "autograd refused"):
     uses_autograd(torch.ones(2))
 assert_close(uses_autograd(torch.ones(2)), torch.full((2,), 2.0))
+# a tensor changed in place by the notebook is changed here too (a hidden "inputs unchanged" test could
+# never fail when only a copy changed); an unchanged one is left alone
+_x, _y, _z = torch.ones(3), torch.ones(2), torch.arange(4)
+zero_first(_x, [_y])
+assert_equal(_x, torch.tensor([0.0, 1.0, 1.0]), name="a tensor the notebook changed in place")
+assert_equal(_y, torch.full((2,), 2.0), name="a tensor in a list the notebook changed in place")
+assert_equal(double(_z), torch.arange(0, 8, 2))
+assert_equal(_z, torch.arange(4), name="a tensor the notebook did not change")
+_resized = False
+try:
+    grow(torch.ones(2))
+except AssertionError as error:
+    _resized = "changed in place a tensor it was given" in str(error)
+assert _resized, "a tensor given a new shape in place fails the test"
 SECRET_MARK_12345 = 1
 """
 

@@ -51,6 +51,7 @@ def outgoing(checker: Checker, value: Any, passed: list, where: str = "an argume
     if isinstance(value, torch.Tensor):
         if type(value) not in (torch.Tensor, torch.nn.Parameter):
             raise TypeError(f"{where} is a {type(value).__name__}: only plain tensors go to the notebook")
+        passed.append(value)  # a change the call makes in place comes back (copy_back)
         return value.detach().requires_grad_(value.requires_grad)
     if type(value) in (tuple, list):
         return type(value)(outgoing(checker, item, passed, where) for item in value)
@@ -106,7 +107,8 @@ def grad_inputs(value: Any) -> list[torch.Tensor]:
 
 def copy_back(passed: list, reply: dict) -> None:
     """Give the objects passed by value the states the kernel left them in (a generator that drew
-    numbers moves on; a module the student changed in place is changed here too)."""
+    numbers moves on; a module or a tensor the student changed in place is changed here too, so that
+    a test of the inputs after a call sees what one process would: it once could never fail)."""
     states = reply.get("passed")
     if type(states) is not list or len(states) != len(passed):
         raise KernelUnanswered("the kernel did not return the states of the objects it was given")
@@ -117,6 +119,20 @@ def copy_back(passed: list, reply: dict) -> None:
             elif isinstance(original, torch.nn.Module):
                 with torch.no_grad():
                     original.load_state_dict(state)
+            elif isinstance(original, torch.Tensor) and state is not None:
+                _changed_in_place(original, state)
         except (RuntimeError, TypeError, KeyError) as error:
             raise AssertionError(f"the notebook left a {type(original).__name__} it was given in a state the "
                                  f"tests cannot read back: {str(error)[:300]}") from None
+
+
+def _changed_in_place(original: torch.Tensor, state: Any) -> None:
+    """Copy into ``original`` the value the call left its copy in; a change no copy can carry (a new
+    shape or dtype, or a tensor that requires grad) fails the test."""
+    if not isinstance(state, torch.Tensor):
+        raise KernelUnanswered("the kernel returned a tensor argument's value as something else")
+    if state.shape != original.shape or state.dtype != original.dtype or original.requires_grad:
+        raise AssertionError(f"the notebook changed in place a tensor it was given (shape {tuple(original.shape)}, "
+                             f"{original.dtype}{', requiring grad' if original.requires_grad else ''})")
+    with torch.no_grad():
+        original.copy_(state)

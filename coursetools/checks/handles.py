@@ -108,10 +108,29 @@ class _Unpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
+class _Given:
+    """A tensor argument and a copy of it as it came: if the call changes it in place, the change goes
+    back to the checker (:func:`states`), as it would reach the caller's tensor in one process."""
+
+    def __init__(self, tensor: torch.Tensor) -> None:
+        self.tensor, self.before = tensor, tensor.detach().clone()
+
+    def changed(self) -> bool:
+        now, before = self.tensor.detach(), self.before
+        if now.shape != before.shape or now.dtype != before.dtype:
+            return True
+        same = torch.equal(now, before) if not now.is_floating_point() and not now.is_complex() else \
+            bool(torch.isclose(now, before, rtol=0, atol=0, equal_nan=True).all())
+        return not same
+
+
 def imported(value: Any, passed: list) -> Any:
     """A decoded request value with its references replaced by what they name; the objects the
-    checker passes by value (a generator, a module of torch or transformer_lib) are rebuilt and
-    appended to ``passed``, whose states go back with the reply."""
+    checker passes by value (a generator, a module of torch or transformer_lib, a tensor) are
+    rebuilt and appended to ``passed``, whose states go back with the reply."""
+    if isinstance(value, torch.Tensor):
+        passed.append(_Given(value))
+        return value
     if type(value) is dict:
         kind = value.get(wire.REF)
         if kind == "generator":
@@ -137,10 +156,12 @@ def imported(value: Any, passed: list) -> Any:
 
 
 def states(passed: list) -> list:
-    """What the checker copies back into the objects it passed by value after a call."""
+    """What the checker copies back into the objects it passed by value after a call: a tensor's
+    value only if the call changed it in place (None if not)."""
     return [p.get_state() if isinstance(p, torch.Generator)
             else {k: v.detach() for k, v in exported(dict(p.state_dict()), "a module's state").items()}
-            if isinstance(p, _Module) else None for p in passed]
+            if isinstance(p, _Module) else (p.tensor.detach() if p.changed() else None) if isinstance(p, _Given)
+            else None for p in passed]
 
 
 def handle(value: Any) -> dict:
