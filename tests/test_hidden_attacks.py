@@ -141,7 +141,7 @@ LAST_CELL = r'''
 print("HISTORY", _b64.b64encode("\n".join(In).encode()).decode())
 print("HEX", "\n".join(In).encode().hex())
 _seen, _size, _parts = set(), 0, []
-for _text in [*_LOOT, *_each_text()]:
+for _text in __import__("itertools").chain(_LOOT, _each_text()):  # one text at a time, not all in memory
     if _text not in _seen and _size < 20_000_000:
         _seen.add(_text)
         _parts.append(_text[:200_000])
@@ -152,9 +152,10 @@ print("LOOT", _b64.b64encode(_zlib.compress("\n".join(_parts).encode("utf-8", "i
 # Checks every string the kernel reached against the hashes of the hidden lines (filled in).
 DUMP_CELL = r'''
 import hashlib as _hashlib
+import itertools as _itertools
 _SECRET = set(%r)
 _seen = set()
-for _text in [*_LOOT, *_each_text()]:
+for _text in _itertools.chain(_LOOT, _each_text()):  # one text at a time: all of them at once ran out of memory
     for _line in str(_text).splitlines():
         _digest = _hashlib.sha256(_line.strip().encode()).hexdigest()
         if _digest in _SECRET:
