@@ -162,3 +162,37 @@ def test_a_cell_stopped_at_the_limit_says_the_limit_and_what_to_do(seconds):
     assert interrupt.ename == "KeyboardInterrupt", "kept: outcomes.cells_stopped_at_limit reads it"
     assert timeout.evalue == timeout_message(seconds) and timeout.traceback == [f"CellTimeoutError: {timeout.evalue}"]
     assert f"ran past the {seconds} s each cell may take" in timeout.evalue and "%%time" in timeout.evalue
+
+
+@pytest.mark.slow
+def test_a_300_mb_printer_is_cut_with_full_marks_on_every_regrade(tmp_path):
+    """Issue 42: the same file printing 300 MB came out `timed out` (nbclient's IOPub wait) on 1 of 4
+    regrades on a busy machine, its total blank. Graded 10 times, it is `output cut` with the model
+    answers' points every time."""
+    import copy
+
+    import nbformat
+
+    from coursetools.common.cells import graded_cells
+    from coursetools.grading import autograde
+    from coursetools.grading.gradebook import gradebook_scores
+
+    from course_helpers import CourseCopy, answered, cells_of, require_sandbox
+
+    require_sandbox()
+    assignment = "ch01_tokens"
+    course_copy = CourseCopy.create(tmp_path, assignment)
+    release = autograde.prepare(course_copy.course, assignment)
+    solution = answered(release, nbformat.read(course_copy.source, as_version=4))
+    flood = copy.deepcopy(solution)
+    answer = cells_of(flood, "solution")[0]
+    answer.source = "for _ in range(300):\n    print('x' * (2**20 - 1), flush=True)\n" + answer.source
+    course_copy.submit("flood", flood)
+    full = sum(cell.points for cell in graded_cells(release) if cell.automatic)
+    runs = []
+    for _ in range(10):
+        outcome = autograde.grade(course_copy.course, assignment, ["flood"], force=True, jobs=1,
+                                  progress=lambda _: None)["flood"]
+        scores = gradebook_scores(course_copy.course, assignment, "flood")
+        runs.append((outcome.status, sum(v for v in scores.values() if v is not None)))
+    assert runs == [(OUTPUT_CUT, full)] * 10, runs
