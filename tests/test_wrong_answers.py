@@ -54,11 +54,8 @@ def graded_outcomes(assignment: str, notebook: nbformat.NotebookNode,
     outcomes: dict[str, list[bool]] = {}
     with KernelSession(REPO_ROOT, term_seed=term_seed) as kernel:
         for answer in notebook_plan(notebook):
-            for code, locked in [*((c, True) for c in answer.before), (model[answer.grade_id], False)]:
-                outcome = kernel.run(code, locked)
-                assert outcome.passed, f"{assignment}: a cell before {answer.grade_id} failed: {outcome.reason}"
-            failing = [f"{test_id}: {o.reason}" for test_id, test in answer.tests
-                       if not (o := kernel.run(test, locked=True)).passed]
+            kernel.reach(answer, model[answer.grade_id])
+            failing = kernel.failing_tests(answer)
             assert not failing, f"{assignment}: the model answer {answer.grade_id} fails {failing}"
             for path in left.pop(answer.grade_id, []):
                 ran = kernel.run(path.read_text(encoding="utf-8")).passed

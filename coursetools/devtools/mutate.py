@@ -244,11 +244,7 @@ def run(assignment: str, only: list[str] | None = None, timeout: float = 20.0,
     results = []
     with KernelSession(course_root, timeout=timeout) as kernel:
         for answer in plan:
-            for code, locked in [*((c, True) for c in answer.before), (answer.source, False)]:
-                outcome = kernel.run(code, locked)
-                if not outcome.passed:
-                    raise RuntimeError(f"{assignment}: the setup or solution before {answer.grade_id} failed: "
-                                       f"{outcome.reason}")
+            kernel.reach(answer)
             if only and answer.grade_id not in only or not answer.tests:
                 continue
             results.append(_grade_mutants(kernel, answer, skip))
@@ -257,10 +253,9 @@ def run(assignment: str, only: list[str] | None = None, timeout: float = 20.0,
 
 
 def _grade_mutants(kernel: KernelSession, answer: AnswerCell, skip: set[tuple[str, str]]) -> CellResult:
-    for test_id, test in answer.tests:
-        outcome = kernel.run(test, locked=True)
-        if not outcome.passed:
-            raise RuntimeError(f"the solution fails {test_id}: {outcome.reason}")
+    failing = kernel.failing_tests(answer)
+    if failing:
+        raise RuntimeError(f"the solution fails {failing}")
     killed, survivors = 0, []
     candidates = [m for m in mutants(answer.source) if (answer.grade_id, m.label) not in skip]
     for mutant in candidates:

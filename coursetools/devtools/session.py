@@ -106,6 +106,20 @@ class KernelSession:
             self.checker.deadline = None
         return Outcome(True)
 
+    def reach(self, answer: AnswerCell, source: str | None = None) -> None:
+        """Run the locked cells before ``answer``, then the answer (its model answer, or ``source``);
+        a RuntimeError names the cell that failed."""
+        for code in answer.before:
+            if not (outcome := self.run(code, locked=True)).passed:
+                raise RuntimeError(f"a cell before {answer.grade_id} failed: {outcome.reason}")
+        if not (outcome := self.run(answer.source if source is None else source)).passed:
+            raise RuntimeError(f"the answer {answer.grade_id} failed: {outcome.reason}")
+
+    def failing_tests(self, answer: AnswerCell) -> list[str]:
+        """``"<test grade_id>: <why>"`` for each test cell of ``answer`` that fails as the kernel stands."""
+        return [f"{test_id}: {outcome.reason}" for test_id, test in answer.tests
+                if not (outcome := self.run(test, locked=True)).passed]
+
     def _run_visible(self, code: str) -> Outcome:
         stderr: list[str] = []
 

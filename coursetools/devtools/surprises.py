@@ -146,12 +146,8 @@ def find_surprises(assignment: str, with_mutants: bool = False, only: list[str] 
     report = Report(assignment, surprises=[])
     with KernelSession(course_root, timeout=timeout, term_seed=term_seed) as kernel:
         for answer in plan:
-            for code, locked in [*((c, True) for c in answer.before), (answer.source, False)]:
-                outcome = kernel.run(code, locked)
-                if not outcome.passed:
-                    raise RuntimeError(f"{assignment}: a cell before {answer.grade_id} failed: {outcome.reason}")
-            failing = [f"{test_id}: {o.reason}" for test_id, test in answer.tests
-                       if not (o := kernel.run(test, locked=True)).passed]
+            kernel.reach(answer)
+            failing = kernel.failing_tests(answer)
             if failing:
                 raise RuntimeError(f"{assignment}: the model answer {answer.grade_id} fails {failing}")
             if only and answer.grade_id not in only or not answer.tests:
