@@ -42,10 +42,10 @@ from coursetools.common.cells import cell_titles, graded_cells
 from coursetools.common.hidden import HIDDEN_MARKERS, hidden_lines, visible_text
 from coursetools.common.layout import REPO_ROOT
 from coursetools.grading import autograde
-from coursetools.grading.outcomes import CELL_TIMED_OUT, OK, TAMPERED
+from coursetools.grading.outcomes import CELL_TIMED_OUT, OK, OUTPUT_CUT, TAMPERED
 from coursetools.grading.rubrics import HEADING as RUBRIC_HEADING
 from coursetools.grading.scan import locked_changes_in
-from coursetools.grading.state import load_state
+from coursetools.grading.state import LEFT_OUT, load_state
 
 from course_helpers import CourseCopy, answered, cells_of, exercises, leaked_lines, with_cells
 
@@ -366,6 +366,59 @@ def test_the_second_term_flags_no_honest_student_keeps_hand_grades_and_formgrade
     assert rows["bwong"]["status"] == TAMPERED and rows["bwong"]["details"].startswith(
         "reviewed, tampered kept: deleted every test cell")
     assert formgrader_flags(course_copy, STATUSES) == {"bwong"}
+
+
+FLOOD = "for _ in range(300):\n    print('x' * (2**20 - 1), flush=True)\n"  # 300 MB of output, then the answer
+
+
+@pytest.fixture(scope="module")
+def later_in_the_term(second_term, graded, tmp_path_factory):
+    """Issue 42, after the second term's grading: jdoe's regrade fails (a notebook limit of 1 s: what a
+    transient failure does, total blank and the autograded notebook removed) and is run again; doejane
+    resubmits every answer from a folder, with flood, a new student whose first answer prints 300 MB;
+    then the term's zip command is run again, as an instructor who forgot the folder would."""
+    course_copy = graded[0]
+    root, course = course_copy.root, course_copy.course
+    events = {"failed": make("grade", f"A={A}", f"COURSE={root}",
+                             "ARGS=--student jdoe --force --cell-timeout=1 --notebook-timeout=1")}
+    events["failed status"] = load_state(course, A)["jdoe"]["status"]
+    events["again"] = make("grade", f"A={A}", f"COURSE={root}",
+                           "ARGS=--student jdoe --force --cell-timeout=10 --notebook-timeout=120")
+    release_now = nbformat.read(course.notebook("release", A), as_version=4)
+    full = answered(release_now, nbformat.read(course_copy.source, as_version=4))
+    flood = copy.deepcopy(full)
+    first_answer = cells_of(flood, "solution")[0]
+    first_answer.source = FLOOD + first_answer.source
+    late = tmp_path_factory.mktemp("late")
+    resubmissions = {"doejane": written(full, "Sorting by length first."), "flood": written(flood, "Buckets.")}
+    for student, nb in resubmissions.items():
+        (late / student).mkdir()
+        nbformat.write(nb, late / student / f"{A}.ipynb")
+    events["folder"] = make("grade", f"A={A}", f"COURSE={root}", f"FROM={late}",
+                            "ARGS=--cell-timeout=10 --notebook-timeout=120")
+    events["zip again"] = make("grade", f"A={A}", f"COURSE={root}", f"ZIP={root / 'lms.zip'}", f"DUE={DUE}",
+                               "ARGS=--cell-timeout=10 --notebook-timeout=120")
+    events["submitted doejane"] = course.notebook("submitted", A, "doejane").read_text(encoding="utf-8")
+    events["report"] = make("report", f"A={A}", f"COURSE={root}")
+    return events, csv_by_student(course_copy), load_state(course, A)
+
+
+def test_a_failed_run_a_folder_resubmission_and_a_flood_later_in_the_term(later_in_the_term):
+    """Issue 42: after a transient failure, regrading an unchanged file kept its hand grade (it had
+    said "the answer changed since its hand grade"); the term's zip run again kept the newer
+    resubmission from a folder (it had silently put the zip's file back); 300 MB of output is
+    `output cut` with every point, never `timed out`."""
+    events, rows, state = later_in_the_term
+    assert all(events[step].returncode == 0 for step in ("failed", "again", "folder", "zip again", "report")), \
+        {step: events[step].stdout[-800:] + events[step].stderr[-800:] for step in ("failed", "again", "folder")}
+    assert events["failed status"] != OK, "the 1 s limit must make the run fail"
+    assert state["jdoe"]["status"] == OK
+    assert float(rows["jdoe"][WRITTEN]) == HAND_GRADES["jdoe"] and float(rows["jdoe"]["total"]) == FULL + 3
+    assert not any("grade it again" in detail for detail in state["jdoe"]["details"]), state["jdoe"]["details"]
+    assert "Sorting by length first." in events["submitted doejane"], "the folder's newer file stays"
+    assert any("collected from a folder" in why for why in state[LEFT_OUT]["doejane"]), state[LEFT_OUT]
+    assert sum(float(rows["doejane"][cell]) for cell in AUTO_POINTS) == FULL  # every answer, resubmitted
+    assert (state["flood"]["status"], sum(float(rows["flood"][cell]) for cell in AUTO_POINTS)) == (OUTPUT_CUT, FULL)
 
 
 def test_make_without_an_assignment_or_with_a_typo_says_what_is_expected(tmp_path):
