@@ -130,9 +130,10 @@ def redact(text: str, hidden: list[str]) -> str:
 def hidden_only(hidden: str) -> list[tuple[str, str]]:
     """The allow-list of a hidden block: ``(answer, reason)`` for each of its comment lines
     ``# hidden only: <answer> -- <reason>``, where ``<answer>`` names an answer that passes every
-    visible test and that this block rejects on purpose: a file of ``tests/wrong_answers/<id>/`` or
-    ``tests/alternative_answers/<id>/`` (its name without ``.py``, or the part after ``__``) or a
-    mutant as ``coursetools.devtools.mutate`` labels it. ``reason`` is ``""`` when the line gives none."""
+    visible test and that this block rejects on purpose: a file of ``tests/wrong_answers/<id>/``
+    (its name without ``.py``, or the part after ``__``) or a mutant as ``coursetools.devtools.mutate``
+    labels it (a right answer of ``tests/alternative_answers/`` cannot be allow-listed). ``reason`` is
+    ``""`` when the line gives none."""
     entries = []
     for line in hidden.splitlines():
         stripped = line.strip()

@@ -8,11 +8,14 @@ test that then rejects it takes points the student could not know were at stake.
 answers to find them. For each answer cell of the assignment, in one kernel
 (:class:`~coursetools.devtools.session.KernelSession`), it tries candidate answers:
 
-* every file of ``tests/wrong_answers/<id>/`` and ``tests/alternative_answers/<id>/`` (one whole
-  answer cell per file, named ``<answer grade_id>__<name>.py``, its first line a comment saying
-  what it is);
+* every file of ``tests/wrong_answers/<id>/`` (one whole answer cell per file, named
+  ``<answer grade_id>__<name>.py``, its first line a comment saying what mistake it makes);
 * with ``--mutants``, every mutant of :mod:`coursetools.devtools.mutate` (minus the listed
-  equivalent ones).
+  equivalent ones);
+* every file of ``tests/alternative_answers/<id>/``: a *right* answer written another way than the
+  model answer (another route, another library call, a loop for a vectorised line). It must earn
+  every point: each of its test cells, hidden part included, must pass. One that fails is reported
+  as *rejected*, with the failure: a correct answer the tests refuse is the worst surprise of all.
 
 Each candidate replaces the model answer; the test cells that grade it run twice: first their
 **visible** part (the cell as released, hidden block removed by
@@ -23,16 +26,18 @@ with the hidden failure's message. Then the model answer runs again.
 
 A surprise is accepted only when the hidden block that rejects it allow-lists it with a reason, a
 comment line ``# hidden only: <candidate> -- <why this is fair>`` (:func:`~coursetools.common.hidden.hidden_only`;
-``<candidate>`` is the file's name without ``.py``, or its part after ``__``, or the mutant's label
+``<candidate>`` is a wrong answer's file name without ``.py``, or its part after ``__``, or the mutant's label
 as this tool prints it). The lint prints these reasons. The tool exits 1 when a surprise is not
-allow-listed.
+allow-listed or a right answer is rejected (a right answer cannot be allow-listed: fix the test).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,9 +45,10 @@ from coursetools.authoring import sources
 from coursetools.common.hidden import hidden_only, split_hidden_block
 from coursetools.common.layout import REPO_ROOT
 from coursetools.devtools.mutate import equivalents, mutants
-from coursetools.devtools.session import AnswerCell, KernelSession, notebook_plan
+from coursetools.devtools.session import AnswerCell, KernelSession, Outcome, notebook_plan
 
 CANDIDATE_FOLDERS = ("wrong_answers", "alternative_answers")  # under tests/
+RIGHT = "alternative_answers"  # the folder of right answers, which must earn every point
 
 
 @dataclass(frozen=True)
@@ -74,13 +80,27 @@ class Surprise:
         return f"{self.candidate.origin}: {self.candidate.name} | {self.test} | {self.message} [{kind}]"
 
 
+@dataclass(frozen=True)
+class Rejection:
+    """A right answer (a file of :data:`RIGHT`) that failed the test cell ``test``."""
+
+    candidate: Candidate
+    test: str
+    message: str
+
+    def describe(self) -> str:
+        return f"right answer rejected: {self.candidate.name} | {self.test} | {self.message}"
+
+
 @dataclass
 class Report:
-    """What one assignment's run found: how many candidates were tried, the surprises, the seconds it took."""
+    """What one assignment's run found: how many candidates were tried, the surprises, the right
+    answers rejected, the seconds it took."""
 
     assignment: str
     tried: int = 0
     surprises: list[Surprise] | None = None
+    rejected: list[Rejection] | None = None
     seconds: float = 0.0
 
     def unexpected(self) -> list[Surprise]:
@@ -108,11 +128,32 @@ def allowed(candidate: Candidate, hidden: str) -> str | None:
     return next((reason for name, reason in hidden_only(hidden) if name in candidate.names()), None)
 
 
-def try_candidate(kernel: KernelSession, candidate: Candidate, answer: AnswerCell) -> list[Surprise]:
-    """Run ``candidate`` in place of ``answer``'s model answer and return its surprises (one per full test
-    cell it fails, when it passed every visible part); the model answer is run again afterwards."""
+@contextlib.contextmanager
+def standing_in(kernel: KernelSession, candidate: Candidate, answer: AnswerCell) -> Iterator[Outcome]:
+    """Run ``candidate`` in place of ``answer``'s model answer and yield how its cell ran; afterwards
+    the model answer runs again (raises when it then fails: the kernel is no longer the notebook's)."""
     try:
-        if not kernel.run(candidate.source).passed:
+        yield kernel.run(candidate.source)
+    finally:
+        restored = kernel.run(answer.source)
+        if not restored.passed:
+            raise RuntimeError(f"the model answer {answer.grade_id} fails after {candidate.name}: {restored.reason}")
+
+
+def try_right_answer(kernel: KernelSession, candidate: Candidate, answer: AnswerCell) -> list[Rejection]:
+    """Each full test cell of ``answer`` that the right answer ``candidate`` fails (none when it earns every point)."""
+    with standing_in(kernel, candidate, answer) as ran:
+        if not ran.passed:
+            return [Rejection(candidate, answer.grade_id, f"the answer cell itself failed: {ran.reason}")]
+        return [Rejection(candidate, test_id, outcome.reason) for test_id, test in answer.tests
+                if not (outcome := kernel.run(test, locked=True)).passed]
+
+
+def try_candidate(kernel: KernelSession, candidate: Candidate, answer: AnswerCell) -> list[Surprise]:
+    """The surprises of ``candidate`` in place of ``answer``'s model answer: one per full test cell it
+    fails, when it passed every visible part."""
+    with standing_in(kernel, candidate, answer) as ran:
+        if not ran.passed:
             return []
         if not all(kernel.run(split_hidden_block(test)[0], locked=True).passed for _, test in answer.tests):
             return []
@@ -123,10 +164,6 @@ def try_candidate(kernel: KernelSession, candidate: Candidate, answer: AnswerCel
                 found.append(Surprise(candidate, test_id, outcome.reason,
                                       allowed(candidate, split_hidden_block(test)[1])))
         return found
-    finally:
-        restored = kernel.run(answer.source)
-        if not restored.passed:
-            raise RuntimeError(f"the model answer {answer.grade_id} fails after {candidate.name}: {restored.reason}")
 
 
 def find_surprises(assignment: str, with_mutants: bool = False, only: list[str] | None = None,
@@ -143,7 +180,7 @@ def find_surprises(assignment: str, with_mutants: bool = False, only: list[str] 
         raise ValueError(f"{assignment}: candidate files that name no answer cell: {unknown}")
     if with_mutants:
         candidates += mutant_candidates([a for a in plan if not only or a.grade_id in only], assignment)
-    report = Report(assignment, surprises=[])
+    report = Report(assignment, surprises=[], rejected=[])
     with KernelSession(course_root, timeout=timeout, term_seed=term_seed) as kernel:
         for answer in plan:
             kernel.reach(answer)
@@ -154,7 +191,10 @@ def find_surprises(assignment: str, with_mutants: bool = False, only: list[str] 
                 continue
             for candidate in (c for c in candidates if c.answer == answer.grade_id):
                 report.tried += 1
-                report.surprises += try_candidate(kernel, candidate, answer)
+                if candidate.origin == RIGHT:
+                    report.rejected += try_right_answer(kernel, candidate, answer)
+                else:
+                    report.surprises += try_candidate(kernel, candidate, answer)
     report.seconds = time.perf_counter() - start
     return report
 
@@ -169,11 +209,12 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     for assignment in args.assignments:
         report = find_surprises(assignment, args.mutants, args.only, args.timeout)
-        for surprise in report.surprises:
-            print(f"{assignment} {surprise.describe()}")
-        print(f"{assignment}: {report.tried} candidates, {len(report.surprises)} surprises, "
-              f"{len(report.unexpected())} not allow-listed ({report.seconds:.0f} s)")
-        status |= bool(report.unexpected())
+        for found in [*report.rejected, *report.surprises]:
+            print(f"{assignment} {found.describe()}")
+        print(f"{assignment}: {report.tried} candidates, {len(report.rejected)} right answers rejected, "
+              f"{len(report.surprises)} surprises, {len(report.unexpected())} not allow-listed "
+              f"({report.seconds:.0f} s)")
+        status |= bool(report.unexpected() or report.rejected)
     return status
 
 
