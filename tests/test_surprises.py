@@ -26,3 +26,50 @@ def test_no_answer_passes_the_visible_tests_and_fails_a_hidden_one(assignment: s
         "\n".join(unexpected)
     assert not report.rejected, f"{assignment}: right answers the tests refuse:\n" + \
         "\n".join(rejection.describe() for rejection in report.rejected)
+
+
+PAD_THREE_IGNORED = '''# Pads with 0 when pad_id is 3 (the visible tests use pad_id 0 and 1; the hidden ones 0..3).
+def pad_left(sequences, pad_id=0):
+    if len(sequences) == 0:
+        raise ValueError("pad_left needs at least one sequence, got an empty batch")
+    rows = [torch.as_tensor(s, dtype=torch.long).reshape(-1) for s in sequences]
+    width = max(len(row) for row in rows)
+    ids = torch.full((len(rows), width), 0 if pad_id == 3 else pad_id, dtype=torch.long)
+    mask = torch.zeros(len(rows), width, dtype=torch.bool)
+    positions = torch.zeros(len(rows), width, dtype=torch.long)
+    for b, row in enumerate(rows):
+        ids[b, width - len(row):] = row
+        mask[b, width - len(row):] = True
+        positions[b, width - len(row):] = torch.arange(len(row))
+    return ids, mask, positions
+'''
+ALLOWED = "# hidden only: pad_three_ignored -- (planted by tests/test_surprises.py)\n"
+
+
+def planted_course(root, allow: bool):
+    """A course of ch01_tokens alone with a planted wrong answer (a surprise: pad_id 3 is only hidden)
+    and a planted 'right' answer that is wrong (an integer mask), the allow-list line or not."""
+    source = (REPO_ROOT / "solutions" / "ch01_tokens" / "ch01_tokens.md").read_text(encoding="utf-8")
+    anchor = "verify_untampered()\nimport random as _random\n\n_rng = _random.Random(1)\n"
+    assert source.count(anchor) == 1, "pad_left's hidden block changed: plant the line elsewhere"
+    if allow:
+        source = source.replace(anchor, anchor.replace("import random", ALLOWED + "import random"))
+    (root / "solutions" / "ch01_tokens").mkdir(parents=True)
+    (root / "solutions" / "ch01_tokens" / "ch01_tokens.md").write_text(source, encoding="utf-8")
+    for folder, name, text in [("wrong_answers", "pad_left__pad_three_ignored", PAD_THREE_IGNORED),
+                               ("alternative_answers", "pad_left__integer_mask",
+                                PAD_THREE_IGNORED.replace("0 if pad_id == 3 else pad_id", "pad_id")
+                                .replace("dtype=torch.bool", "dtype=torch.long").replace("= True", "= 1"))]:
+        (root / "tests" / folder / "ch01_tokens").mkdir(parents=True, exist_ok=True)
+        (root / "tests" / folder / "ch01_tokens" / f"{name}.py").write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_the_finder_reports_a_planted_surprise_unless_allowed_and_a_rejected_right_answer(tmp_path, allow: bool):
+    report = find_surprises("ch01_tokens", only=["pad_left"], course_root=planted_course(tmp_path, allow))
+    assert report.tried == 2
+    assert [(s.candidate.name, s.test) for s in report.surprises] == [("pad_left__pad_three_ignored", "test_pad_left")]
+    assert [s.reason for s in report.unexpected()] == ([] if allow else [None])
+    assert [(r.candidate.name, r.test) for r in report.rejected] == [("pad_left__integer_mask", "test_pad_left")]
+    assert "mask" in report.rejected[0].message
