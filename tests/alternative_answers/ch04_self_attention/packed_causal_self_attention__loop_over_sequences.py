@@ -1,0 +1,26 @@
+# Splits each row into its runs of equal ids in Python and runs transformer_lib's causal attention on each run alone, filling a zero weight matrix block by block.
+def packed_causal_self_attention(x: torch.Tensor, segment_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Causal self-attention within each of the sequences packed in a row.
+
+    Args:
+        x: (B, N, d), several sequences back to back in each row.
+        segment_ids: (B, N), the sequence each token belongs to.
+
+    Returns:
+        (output (B, N, d), weights (B, N, N)): token n attends to the tokens m <= n of its own sequence.
+    """
+    B, N, d = x.shape
+    output = torch.zeros_like(x)
+    weights = x.new_zeros(B, N, N)
+    for b in range(B):
+        ids = segment_ids[b].tolist()
+        start = 0
+        for n in range(1, N + 1):
+            if n == N or ids[n] != ids[n - 1]:              # the run start .. n - 1 ends here
+                piece = x[b, start:n]
+                out, w = transformer_lib.scaled_dot_product_attention(piece, piece, piece,
+                                                                      transformer_lib.causal_mask(n - start))
+                output[b, start:n] = out
+                weights[b, start:n, start:n] = w
+                start = n
+    return output, weights
