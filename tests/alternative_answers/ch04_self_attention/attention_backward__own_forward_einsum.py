@@ -1,4 +1,5 @@
-# Recomputes the forward pass itself (scaled queries, torch.where for the mask and the empty rows) and writes every product of the chain rule with einsum.
+# Recomputes the forward pass itself (scaled queries, torch.where for the mask and the empty rows) and writes every
+# product of the chain rule with einsum.
 def attention_backward(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, grad_output: torch.Tensor,
                        mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(dL/dQ, dL/dK, dL/dV) of O = softmax(Q K^T / sqrt(d_k)) V (masked), given dL/dO (..., T, d_v)."""

@@ -1,4 +1,5 @@
-# Builds the mask with tril at the offset diagonal S - T (minus a tril shifted back by the window) instead of arange distances; checks T < 1 and T > S separately.
+# Builds the mask with tril at the offset diagonal S - T (minus a tril shifted back by the window) instead of arange
+# distances; checks T < 1 and T > S separately.
 def chunk_causal_mask(T: int, S: int, window: int | None = None) -> torch.Tensor:
     """(T, S) boolean mask, True = may attend, for the last T of S positions.
 

@@ -1,4 +1,6 @@
-# Applies the softmax Jacobian diag(w) - w w^T as a batched matrix, gets the entropy from log_softmax, draws upstream, keys, queries in that order and takes mean and median with Python's statistics module (the median of an even count is the midpoint).
+# Applies the softmax Jacobian diag(w) - w w^T as a batched matrix, gets the entropy from log_softmax, draws upstream,
+# keys, queries in that order and takes mean and median with Python's statistics module (the median of an even count is
+# the midpoint).
 import statistics
 
 SCALINGS = {"unscaled": lambda d_k: 1.0, "1/sqrt(d_k)": lambda d_k: d_k ** -0.5, "1/d_k": lambda d_k: 1 / d_k}

@@ -1,4 +1,5 @@
-# Computes each query's gradient in a Python loop with float64 intermediates (w . g as a dot product, the sum over keys as a matrix-vector product), returning results in the input's dtype.
+# Computes each query's gradient in a Python loop with float64 intermediates (w . g as a dot product, the sum over keys
+# as a matrix-vector product), returning results in the input's dtype.
 SCALINGS = {"unscaled": lambda d_k: 1.0, "1/sqrt(d_k)": lambda d_k: d_k ** -0.5, "1/d_k": lambda d_k: 1 / d_k}
 
 
@@ -30,8 +31,10 @@ def scaling_sweep(dims: list[int], scalings: dict, n_queries: int = 256, S: int 
     generator = torch.Generator().manual_seed(seed)
     draws = []
     for d_k in dims:
-        draws.append((d_k, torch.randn(n_queries, d_k, generator=generator),
-                      torch.randn(n_queries, S, d_k, generator=generator), torch.randn(n_queries, S, generator=generator)))
+        query = torch.randn(n_queries, d_k, generator=generator)
+        keys = torch.randn(n_queries, S, d_k, generator=generator)
+        upstream = torch.randn(n_queries, S, generator=generator)
+        draws.append((d_k, query, keys, upstream))
     results = {}
     for name, rule in scalings.items():
         entropy_means, gradient_medians = [], []

@@ -1,4 +1,5 @@
-# Builds the S x S Jacobian diag(w) - w w^T of every row and multiplies it by G (the route the instructions say works), instead of the simplified form.
+# Builds the S x S Jacobian diag(w) - w w^T of every row and multiplies it by G (the route the instructions say works),
+# instead of the simplified form.
 def softmax_backward(weights: torch.Tensor, grad_weights: torch.Tensor) -> torch.Tensor:
     """dL/dz for w = softmax(z) over the last axis, given w and dL/dw, both (..., S)."""
     jacobian = torch.diag_embed(weights) - weights.unsqueeze(-1) * weights.unsqueeze(-2)  # (..., S, S): dw_j / dz_l
