@@ -1,4 +1,5 @@
-# Calls exercise 1's rnn_step for each step and blends with a float mask (m * new + (1 - m) * old) instead of torch.where: the same states.
+# Calls exercise 1's rnn_step at each step and blends with a float mask (m * new + (1 - m) * old),
+# not torch.where: the same states.
 def masked_rnn_unroll(xs: torch.Tensor, lengths: torch.Tensor, h0: torch.Tensor, W_xh: torch.Tensor,
                       W_hh: torch.Tensor, b_h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """tanh RNN over a right-padded batch xs (B, T, D): states hs (B, T, H), zero at padding, and h_last (B, H)."""
