@@ -17,6 +17,6 @@ class GroupedQueryAttention(BuggyGroupedQueryAttention):
         v = project(self.W_v, value).unflatten(-1, (g, 1, d_k)).movedim(1, 3)    # (B, g, 1, S, d_k)
         if mask is not None and mask.dim() == 3:
             mask = mask.unsqueeze(1).unsqueeze(1)                                 # (B, 1, 1, T or 1, S)
-        output, weights = attention(q, k, v, mask)                               # (B, g, r, T, d_k), (B, g, r, T, S)
+        output, weights = attention(q, k, v, mask=mask)                          # (B, g, r, T, d_k), (B, g, r, T, S)
         merged = output.movedim(3, 1).flatten(2)                                 # (B, T, g * r * d_k), head order
         return self.W_o(merged), weights.flatten(1, 2)
