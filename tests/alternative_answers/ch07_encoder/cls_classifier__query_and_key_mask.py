@@ -1,4 +1,5 @@
-# Masks padding on both axes with a (B, 1, S + 1, S + 1) mask (pad queries see nothing, no query sees a pad key) and reads [CLS] with [:, 0, :].
+# Masks padding on both axes with a (B, 1, S + 1, S + 1) mask (pad queries see nothing, no query sees a pad key) and
+# reads [CLS] with [:, 0, :].
 class ClsClassifier(BuggyClsClassifier):
     """BuggyClsClassifier with its three bugs fixed (the constructor is inherited)."""
 

@@ -1,4 +1,5 @@
-# Builds the mask with torch.where over the positions (position 0 or a non-pad id) and reads [CLS] with index_select instead of slicing.
+# Builds the mask with torch.where over the positions (position 0 or a non-pad id) and reads [CLS] with index_select
+# instead of slicing.
 class ClsClassifier(BuggyClsClassifier):
     """BuggyClsClassifier with its three bugs fixed (the constructor is inherited)."""
 

@@ -1,4 +1,5 @@
-# Uses torch.autograd.grad (once, for all the layers' parameters) instead of backward, the loss written out, and each layer's norm as the norm of its per-parameter norms.
+# Uses torch.autograd.grad (once, for all the layers' parameters) instead of backward, the loss written out, and each
+# layer's norm as the norm of its per-parameter norms.
 def layer_gradient_norms(norm_first: bool, num_layers: int, seed: int = 0) -> torch.Tensor:
     """The L2 norm of the gradient of each layer's parameters at initialisation -> (num_layers,) float64."""
     torch.manual_seed(seed)

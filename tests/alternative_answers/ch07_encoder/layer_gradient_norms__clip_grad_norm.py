@@ -1,4 +1,5 @@
-# Reads each layer's total gradient norm from nn.utils.clip_grad_norm_ with an infinite max_norm (nothing clipped) instead of concatenating the gradients.
+# Reads each layer's total gradient norm from nn.utils.clip_grad_norm_ with an infinite max_norm (nothing clipped)
+# instead of concatenating the gradients.
 def layer_gradient_norms(norm_first: bool, num_layers: int, seed: int = 0) -> torch.Tensor:
     """The L2 norm of the gradient of each layer's parameters at initialisation -> (num_layers,) float64."""
     torch.manual_seed(seed)

@@ -1,4 +1,5 @@
-# Builds each vector's Jacobian d x_hat / d x = (I - 1/d - x_hat x_hat^T / d) / sigma in float64 and applies it with einsum; x_hat from F.layer_norm.
+# Builds each vector's Jacobian d x_hat / d x = (I - 1/d - x_hat x_hat^T / d) / sigma in float64 and applies it with
+# einsum; x_hat from F.layer_norm.
 def layer_norm_backward(x: torch.Tensor, gamma: torch.Tensor, grad_out: torch.Tensor,
                         eps: float = 1e-5) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """x, grad_out (..., d), gamma (d,) -> grad_x (..., d), grad_gamma (d,), grad_beta (d,)."""

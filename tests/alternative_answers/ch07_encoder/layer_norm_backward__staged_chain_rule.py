@@ -1,4 +1,5 @@
-# Back-propagates through the forward graph stage by stage (x_hat <- sigma <- variance <- mean, the classic staged backward) instead of the closed-form formula.
+# Back-propagates through the forward graph stage by stage (x_hat <- sigma <- variance <- mean, the classic staged
+# backward) instead of the closed-form formula.
 def layer_norm_backward(x: torch.Tensor, gamma: torch.Tensor, grad_out: torch.Tensor,
                         eps: float = 1e-5) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """x, grad_out (..., d), gamma (d,) -> grad_x (..., d), grad_gamma (d,), grad_beta (d,)."""

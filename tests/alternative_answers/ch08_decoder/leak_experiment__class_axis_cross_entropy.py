@@ -1,4 +1,5 @@
-# Calls F.cross_entropy on (B, C, T) logits (class axis moved with transpose) instead of flattening, and sets the model to eval mode for the evaluation batch.
+# Calls F.cross_entropy on (B, C, T) logits (class axis moved with transpose) instead of flattening, and sets the
+# model to eval mode for the evaluation batch.
 def leak_experiment(causal: bool, steps: int = 80, seed: int = 0) -> tuple[float, float]:
     """Train TinyLM on random tokens with or without the causal mask -> (training loss, causal evaluation loss)."""
     torch.manual_seed(seed)

@@ -1,4 +1,5 @@
-# Writes the cross-entropy by hand (log_softmax + gather, averaged), zero_grad before the forward pass, and the training loss averaged with a tensor.
+# Writes the cross-entropy by hand (log_softmax + gather, averaged), zero_grad before the forward pass, and the
+# training loss averaged with a tensor.
 def leak_experiment(causal: bool, steps: int = 80, seed: int = 0) -> tuple[float, float]:
     """Train TinyLM on random tokens with or without the causal mask -> (training loss, causal evaluation loss)."""
     def mean_nll(logits, targets):

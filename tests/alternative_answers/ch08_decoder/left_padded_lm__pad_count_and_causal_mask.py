@@ -1,4 +1,5 @@
-# Position ids as column minus the row's number of pads (clamped at 0), the page's causal_mask, and torch.logical_and with the key mask.
+# Position ids as column minus the row's number of pads (clamped at 0), the page's causal_mask, and torch.logical_and
+# with the key mask.
 class LeftPaddedLM(BuggyLeftPaddedLM):
     """BuggyLeftPaddedLM with its three bugs fixed (the constructor is inherited)."""
 

@@ -1,4 +1,5 @@
-# Fills the position ids row by row in a Python loop and builds the mask by comparing key and query indices with a square (B, 1, T, T) key mask.
+# Fills the position ids row by row in a Python loop and builds the mask by comparing key and query indices with a
+# square (B, 1, T, T) key mask.
 class LeftPaddedLM(BuggyLeftPaddedLM):
     """BuggyLeftPaddedLM with its three bugs fixed (the constructor is inherited)."""
 

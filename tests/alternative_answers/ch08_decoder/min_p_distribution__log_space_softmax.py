@@ -1,4 +1,5 @@
-# Filters in log space (keep z_i / tau >= max z / tau + ln min_p, the rule divided out), sets the dropped logits to -inf with torch.where and takes one softmax; checks the temperature first.
+# Filters in log space (keep z_i / tau >= max z / tau + ln min_p, the rule divided out), sets the dropped logits to
+# -inf with torch.where and takes one softmax; checks the temperature first.
 def min_p_distribution(logits: torch.Tensor, min_p: float, temperature: float = 1.0) -> torch.Tensor:
     """logits (..., n_vocab) -> probabilities (..., n_vocab) restricted to p_i >= min_p * max p."""
     if temperature <= 0:

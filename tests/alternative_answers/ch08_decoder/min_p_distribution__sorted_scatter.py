@@ -1,4 +1,5 @@
-# Sorts the probabilities in descending order, compares each with the first (the maximum), renormalises in sorted order and scatters the result back.
+# Sorts the probabilities in descending order, compares each with the first (the maximum), renormalises in sorted
+# order and scatters the result back.
 def min_p_distribution(logits: torch.Tensor, min_p: float, temperature: float = 1.0) -> torch.Tensor:
     """logits (..., n_vocab) -> probabilities (..., n_vocab) restricted to p_i >= min_p * max p."""
     if not (0.0 <= min_p <= 1.0):

@@ -1,4 +1,5 @@
-# Finds the k-th largest logit with torch.kthvalue (the (n - k + 1)-th smallest) and the top with max, in torch float64, then converts with .item().
+# Finds the k-th largest logit with torch.kthvalue (the (n - k + 1)-th smallest) and the top with max, in torch
+# float64, then converts with .item().
 def min_p_temperature(logits: torch.Tensor, min_p: float, k: int) -> float:
     """The smallest temperature at which min-p keeps at least k of the tokens of 1-D logits."""
     n = logits.numel()

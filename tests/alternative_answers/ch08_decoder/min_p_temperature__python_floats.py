@@ -1,4 +1,5 @@
-# Works on Python floats: sorted() list, the k-th largest logit by index, and -log(min_p) instead of log(1 / min_p); checks k before min_p.
+# Works on Python floats: sorted() list, the k-th largest logit by index, and -log(min_p) instead of log(1 / min_p);
+# checks k before min_p.
 def min_p_temperature(logits: torch.Tensor, min_p: float, k: int) -> float:
     """The smallest temperature at which min-p keeps at least k of the tokens of 1-D logits."""
     values = sorted((float(z) for z in logits.tolist()), reverse=True)
