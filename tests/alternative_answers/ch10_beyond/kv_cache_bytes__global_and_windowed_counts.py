@@ -1,4 +1,5 @@
-# Counts the global layers and the windowed layers' tokens apart, and sizes a token as d_model * n_kv / n_heads (divmod checks) instead of n_kv * d_k.
+# Counts the global layers and the windowed layers' tokens apart, and sizes a token as d_model * n_kv / n_heads (divmod
+# checks) instead of n_kv * d_k.
 def kv_cache_bytes(layer_windows: list[int | None], batch: int, seq_len: int, d_model: int, n_heads: int,
                    n_kv_heads: int | None = None, bytes_per_number: int = 2) -> int:
     """Bytes of the cached keys and values of all layers when seq_len tokens have been seen."""

@@ -1,4 +1,5 @@
-# Loops over the layers and adds the bytes of each layer's two cache tensors (B, n_kv, min(T, w), d_k) via math.prod, with the grouping checked first.
+# Loops over the layers and adds the bytes of each layer's two cache tensors (B, n_kv, min(T, w), d_k) via math.prod,
+# with the grouping checked first.
 def kv_cache_bytes(layer_windows: list[int | None], batch: int, seq_len: int, d_model: int, n_heads: int,
                    n_kv_heads: int | None = None, bytes_per_number: int = 2) -> int:
     """Bytes of the cached keys and values of all layers when seq_len tokens have been seen."""

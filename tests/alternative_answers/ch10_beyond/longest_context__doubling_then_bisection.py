@@ -1,4 +1,5 @@
-# Searches for the length (doubling, then bisection) on the cache size written out inline, instead of walking the pieces between the windows.
+# Searches for the length (doubling, then bisection) on the cache size written out inline, instead of walking the pieces
+# between the windows.
 def longest_context(budget_bytes: int, layer_windows: list[int | None], batch: int, d_model: int, n_heads: int,
                     n_kv_heads: int | None = None, bytes_per_number: int = 2) -> int | float:
     """The largest seq_len whose cache fits in budget_bytes, or math.inf when every length fits."""

@@ -1,4 +1,5 @@
-# Counts the budget in whole token-layers first (budget // bytes per token-layer), then fills the layers by window size, smallest first.
+# Counts the budget in whole token-layers first (budget // bytes per token-layer), then fills the layers by window size,
+# smallest first.
 def longest_context(budget_bytes: int, layer_windows: list[int | None], batch: int, d_model: int, n_heads: int,
                     n_kv_heads: int | None = None, bytes_per_number: int = 2) -> int | float:
     """The largest seq_len whose cache fits in budget_bytes, or math.inf when every length fits."""

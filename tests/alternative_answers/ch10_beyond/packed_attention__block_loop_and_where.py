@@ -1,4 +1,5 @@
-# Builds the block-diagonal causal mask with a loop over the sequences (tril per block), fills with torch.where, einsum for the products; checks cu_seqlens with tensor ops.
+# Builds the block-diagonal causal mask with a loop over the sequences (tril per block), fills with torch.where, einsum
+# for the products; checks cu_seqlens with tensor ops.
 def packed_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                      cu_seqlens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Causal attention within each packed sequence. q, k, v (h, N, d_k) -> (out (h, N, d_k), weights (h, N, N))."""

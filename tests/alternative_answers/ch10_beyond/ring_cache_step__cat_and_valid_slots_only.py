@@ -1,4 +1,5 @@
-# Rebuilds the caches with torch.cat around the slot (no clone, no in-place write) and attends only to the slots written so far, sliced out, with matmuls.
+# Rebuilds the caches with torch.cat around the slot (no clone, no in-place write) and attends only to the slots written
+# so far, sliced out, with matmuls.
 def ring_cache_step(x_t: torch.Tensor, W_q: torch.Tensor, W_k: torch.Tensor, W_v: torch.Tensor,
                     cache_k: torch.Tensor, cache_v: torch.Tensor, position: int,
                     num_heads: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -1,4 +1,5 @@
-# Loops over the heads with column slices of the weights, computes the scores in float64 with the window mask as torch.where on a list of valid slots, and writes the ring with index_copy.
+# Loops over the heads with column slices of the weights, computes the scores in float64 with the window mask as
+# torch.where on a list of valid slots, and writes the ring with index_copy.
 def ring_cache_step(x_t: torch.Tensor, W_q: torch.Tensor, W_k: torch.Tensor, W_v: torch.Tensor,
                     cache_k: torch.Tensor, cache_v: torch.Tensor, position: int,
                     num_heads: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -1,4 +1,5 @@
-# The merged log-sum-exp from torch.logaddexp first, then each share as exp(lse_x - lse), with empty workers and empty rows selected away by torch.where.
+# The merged log-sum-exp from torch.logaddexp first, then each share as exp(lse_x - lse), with empty workers and empty
+# rows selected away by torch.where.
 def merge_attention(out_a: torch.Tensor, lse_a: torch.Tensor, out_b: torch.Tensor,
                     lse_b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Attention over two disjoint key sets, from each one's output (..., T, d_v) and log-sum-exp (..., T)."""

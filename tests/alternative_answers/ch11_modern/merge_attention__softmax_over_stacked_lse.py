@@ -1,4 +1,5 @@
-# Stacks the two workers: the shares are a softmax over their log-sum-exps and the merged lse a logsumexp over them; NaN shares of empty rows zeroed, NaN outputs masked by nan_to_num where the share is 0.
+# Stacks the two workers: the shares are a softmax over their log-sum-exps and the merged lse a logsumexp over them; NaN
+# shares of empty rows zeroed, NaN outputs masked by nan_to_num where the share is 0.
 def merge_attention(out_a: torch.Tensor, lse_a: torch.Tensor, out_b: torch.Tensor,
                     lse_b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Attention over two disjoint key sets, from each one's output (..., T, d_v) and log-sum-exp (..., T)."""

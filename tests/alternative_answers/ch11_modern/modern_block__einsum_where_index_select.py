@@ -1,6 +1,10 @@
-# einsum for the products, RMSNorm from the vector norm, round-robin kv heads by index_select with i % h_kv, torch.where on an allowed (tril) mask, SiLU as g * sigmoid(g).
+# einsum for the products, RMSNorm from the vector norm, round-robin kv heads by index_select with i % h_kv, torch.where
+# on an allowed (tril) mask, SiLU as g * sigmoid(g).
 def modern_block(x: torch.Tensor, weights: dict[str, torch.Tensor], num_heads: int, num_kv_heads: int) -> torch.Tensor:
-    """Pre-norm block: RMSNorm, grouped-query causal attention (round-robin heads), RMSNorm, SwiGLU. x (B, T, d) -> (B, T, d)."""
+    """Pre-norm block: RMSNorm, grouped-query causal attention (round-robin heads), RMSNorm, SwiGLU.
+
+    x (B, T, d) -> (B, T, d).
+    """
     B, T, d_model = x.shape
     d_k = d_model // num_heads
 

@@ -1,6 +1,10 @@
-# Loops over the query heads, each with PyTorch's causal scaled_dot_product_attention on kv head i % h_kv's column slices; RMSNorm via rsqrt of x.square().mean(-1).
+# Loops over the query heads, each with PyTorch's causal scaled_dot_product_attention on kv head i % h_kv's column
+# slices; RMSNorm via rsqrt of x.square().mean(-1).
 def modern_block(x: torch.Tensor, weights: dict[str, torch.Tensor], num_heads: int, num_kv_heads: int) -> torch.Tensor:
-    """Pre-norm block: RMSNorm, grouped-query causal attention (round-robin heads), RMSNorm, SwiGLU. x (B, T, d) -> (B, T, d)."""
+    """Pre-norm block: RMSNorm, grouped-query causal attention (round-robin heads), RMSNorm, SwiGLU.
+
+    x (B, T, d) -> (B, T, d).
+    """
     d_model = x.shape[-1]
     d_k = d_model // num_heads
 

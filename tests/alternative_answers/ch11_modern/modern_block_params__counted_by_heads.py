@@ -1,4 +1,5 @@
-# Counts attention per head (h query heads and 2 h_kv key/value heads of d_k columns, then W_O) and the network by its d_ff-wide maps, with bias and norms added at the end.
+# Counts attention per head (h query heads and 2 h_kv key/value heads of d_k columns, then W_O) and the network by its
+# d_ff-wide maps, with bias and norms added at the end.
 def modern_block_params(d_model: int, num_heads: int, d_ff: int, num_kv_heads: int | None = None,
                         norm: str = "rms", feed_forward: str = "swiglu", bias: bool = False) -> int:
     """Parameters of a ModernBlock with these switches, counted without building it."""

@@ -1,4 +1,5 @@
-# Lists every linear map as (inputs, outputs) and every norm's vectors, then sums weights and biases over the table, instead of one closed formula.
+# Lists every linear map as (inputs, outputs) and every norm's vectors, then sums weights and biases over the table,
+# instead of one closed formula.
 def modern_block_params(d_model: int, num_heads: int, d_ff: int, num_kv_heads: int | None = None,
                         norm: str = "rms", feed_forward: str = "swiglu", bias: bool = False) -> int:
     """Parameters of a ModernBlock with these switches, counted without building it."""

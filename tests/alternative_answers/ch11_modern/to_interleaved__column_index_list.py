@@ -1,6 +1,7 @@
-# Builds the list of source columns with a Python loop (2i <- i, 2i + 1 <- i + d_head / 2 in each head) and gathers them by indexing, instead of reshape and transpose.
+# Builds the list of source columns with a Python loop (2i <- i, 2i + 1 <- i + d_head / 2 in each head) and gathers them
+# by indexing, instead of reshape and transpose.
 def to_interleaved(weight: torch.Tensor, num_heads: int) -> torch.Tensor:
-    """The projection (d_model, h d_head) for interleaved RoPE that gives the scores weight gives with half-split RoPE."""
+    """The projection (d_model, h d_head) for interleaved RoPE giving the scores weight gives with half-split RoPE."""
     columns = weight.shape[1]
     if num_heads <= 0:
         raise ValueError(f"num_heads must be positive, got {num_heads}")

@@ -1,6 +1,6 @@
 # Writes each head's two halves into the even and the odd columns of a new tensor with strided slices, head by head.
 def to_interleaved(weight: torch.Tensor, num_heads: int) -> torch.Tensor:
-    """The projection (d_model, h d_head) for interleaved RoPE that gives the scores weight gives with half-split RoPE."""
+    """The projection (d_model, h d_head) for interleaved RoPE giving the scores weight gives with half-split RoPE."""
     width = weight.shape[-1]
     if not (num_heads > 0 and width % num_heads == 0 and (width // num_heads) % 2 == 0):
         raise ValueError(f"cannot split {width} columns into {num_heads} heads of an even size")

@@ -1,7 +1,8 @@
-# A Python loop over the pairs with boolean-indexed sums, each pair's loss as logsumexp([0, -m]) = log(1 + e^-m), stacked then averaged.
+# A Python loop over the pairs with boolean-indexed sums, each pair's loss as logsumexp([0, -m]) = log(1 + e^-m),
+# stacked then averaged.
 def dpo(policy_logps: torch.Tensor, reference_logps: torch.Tensor, answer_mask: torch.Tensor,
         beta: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, float]:
-    """DPO's loss, chosen and rejected implicit rewards (B,) and preference accuracy from token log-probabilities (2B, T)."""
+    """DPO's loss, chosen and rejected implicit rewards (B,) and accuracy from token log-probabilities (2B, T)."""
     if beta <= 0:
         raise ValueError("beta must be > 0")
     shapes = {tuple(policy_logps.shape), tuple(reference_logps.shape), tuple(answer_mask.shape)}

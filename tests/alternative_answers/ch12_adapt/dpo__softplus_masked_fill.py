@@ -1,7 +1,8 @@
-# Masks with masked_fill, sums policy and reference apart, and writes -log sigmoid(m) as softplus(-m); accuracy counted in Python; shapes checked before beta.
+# Masks with masked_fill, sums policy and reference apart, and writes -log sigmoid(m) as softplus(-m); accuracy counted
+# in Python; shapes checked before beta.
 def dpo(policy_logps: torch.Tensor, reference_logps: torch.Tensor, answer_mask: torch.Tensor,
         beta: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, float]:
-    """DPO's loss, chosen and rejected implicit rewards (B,) and preference accuracy from token log-probabilities (2B, T)."""
+    """DPO's loss, chosen and rejected implicit rewards (B,) and accuracy from token log-probabilities (2B, T)."""
     if policy_logps.dim() != 2 or reference_logps.dim() != 2 or answer_mask.dim() != 2:
         raise ValueError("policy_logps, reference_logps and answer_mask must be 2-D")
     if not (policy_logps.shape == reference_logps.shape == answer_mask.shape):

@@ -1,4 +1,5 @@
-# Factors started with nn.init.kaiming_uniform_(a=sqrt(5)) (nn.Linear's own init), forward through F.linear on slices of the base output, merge with add_(alpha=...) on .data.
+# Factors started with nn.init.kaiming_uniform_(a=sqrt(5)) (nn.Linear's own init), forward through F.linear on slices of
+# the base output, merge with add_(alpha=...) on .data.
 class LoRAQV(nn.Module):
     """A frozen fused projection nn.Linear(d_in, 3 d) with rank-r LoRA updates on its query and value rows."""
 

@@ -1,4 +1,5 @@
-# One down-projection with A_q and A_v stacked (2r features), then einsum with each B; the update added through a zero-padded (..., 3 d) tensor; factors drawn with rand * 2b - b; merge via a shared helper with a sign.
+# One down-projection with A_q and A_v stacked (2r features), then einsum with each B; the update added through a zero-
+# padded (..., 3 d) tensor; factors drawn with rand * 2b - b; merge via a shared helper with a sign.
 class LoRAQV(nn.Module):
     """A frozen fused projection nn.Linear(d_in, 3 d) with rank-r LoRA updates on its query and value rows."""
 

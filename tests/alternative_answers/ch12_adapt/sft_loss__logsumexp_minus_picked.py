@@ -1,4 +1,5 @@
-# The cross-entropy written out as logsumexp(logits) minus the target's logit, ignored targets replaced by 0 with torch.where, then the mean over the counted tokens by boolean indexing.
+# The cross-entropy written out as logsumexp(logits) minus the target's logit, ignored targets replaced by 0 with
+# torch.where, then the mean over the counted tokens by boolean indexing.
 def sft_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy of logits (B, T, n_vocab) over the targets (B, T) that are not IGNORE_INDEX."""
     counted = targets != IGNORE_INDEX

@@ -1,4 +1,5 @@
-# A log-softmax written by hand (maximum subtracted), the target picked by a one-hot product, and the ignored tokens removed with torch.where before summing.
+# A log-softmax written by hand (maximum subtracted), the target picked by a one-hot product, and the ignored tokens
+# removed with torch.where before summing.
 def sft_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy of logits (B, T, n_vocab) over the targets (B, T) that are not IGNORE_INDEX."""
     counted = targets != IGNORE_INDEX

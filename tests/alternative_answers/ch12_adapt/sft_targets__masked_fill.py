@@ -1,4 +1,5 @@
-# Copies the shifted tokens and masked_fill's IGNORE_INDEX where the next token's role is not ASSISTANT, instead of torch.where.
+# Copies the shifted tokens and masked_fill's IGNORE_INDEX where the next token's role is not ASSISTANT, instead of
+# torch.where.
 def sft_targets(tokens: torch.Tensor, roles: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(B, T) tokens and roles -> idx, targets (B, T - 1): loss on the tokens of every assistant turn only."""
     if tokens.shape != roles.shape:

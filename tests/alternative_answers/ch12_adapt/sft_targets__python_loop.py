@@ -1,4 +1,5 @@
-# Builds the targets with a Python loop over rows and positions (a target kept when the next token's role is ASSISTANT), then makes long tensors.
+# Builds the targets with a Python loop over rows and positions (a target kept when the next token's role is ASSISTANT),
+# then makes long tensors.
 def sft_targets(tokens: torch.Tensor, roles: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(B, T) tokens and roles -> idx, targets (B, T - 1): loss on the tokens of every assistant turn only."""
     if tokens.ndim != 2 or roles.ndim != 2:
