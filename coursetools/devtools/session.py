@@ -115,10 +115,14 @@ class KernelSession:
         if not (outcome := self.run(answer.source if source is None else source)).passed:
             raise RuntimeError(f"the answer {answer.grade_id} failed: {outcome.reason}")
 
+    def failures(self, answer: AnswerCell) -> list[tuple[str, str]]:
+        """``(test grade_id, why)`` for each test cell of ``answer`` that fails as the kernel stands."""
+        return [(test_id, outcome.reason) for test_id, test in answer.tests
+                if not (outcome := self.run(test, locked=True)).passed]
+
     def failing_tests(self, answer: AnswerCell) -> list[str]:
         """``"<test grade_id>: <why>"`` for each test cell of ``answer`` that fails as the kernel stands."""
-        return [f"{test_id}: {outcome.reason}" for test_id, test in answer.tests
-                if not (outcome := self.run(test, locked=True)).passed]
+        return [f"{test_id}: {why}" for test_id, why in self.failures(answer)]
 
     def _run_visible(self, code: str) -> Outcome:
         stderr: list[str] = []

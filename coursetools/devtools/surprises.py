@@ -38,7 +38,7 @@ import contextlib
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from coursetools.authoring import sources
@@ -99,12 +99,12 @@ class Report:
 
     assignment: str
     tried: int = 0
-    surprises: list[Surprise] | None = None
-    rejected: list[Rejection] | None = None
+    surprises: list[Surprise] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
     seconds: float = 0.0
 
     def unexpected(self) -> list[Surprise]:
-        return [s for s in self.surprises or [] if s.reason is None]
+        return [s for s in self.surprises if s.reason is None]
 
 
 def candidate_files(assignment: str, course_root: Path = REPO_ROOT) -> list[Candidate]:
@@ -145,8 +145,7 @@ def try_right_answer(kernel: KernelSession, candidate: Candidate, answer: Answer
     with standing_in(kernel, candidate, answer) as ran:
         if not ran.passed:
             return [Rejection(candidate, answer.grade_id, f"the answer cell itself failed: {ran.reason}")]
-        return [Rejection(candidate, test_id, outcome.reason) for test_id, test in answer.tests
-                if not (outcome := kernel.run(test, locked=True)).passed]
+        return [Rejection(candidate, test_id, why) for test_id, why in kernel.failures(answer)]
 
 
 def try_candidate(kernel: KernelSession, candidate: Candidate, answer: AnswerCell) -> list[Surprise]:
@@ -157,13 +156,9 @@ def try_candidate(kernel: KernelSession, candidate: Candidate, answer: AnswerCel
             return []
         if not all(kernel.run(split_hidden_block(test)[0], locked=True).passed for _, test in answer.tests):
             return []
-        found = []
-        for test_id, test in answer.tests:
-            outcome = kernel.run(test, locked=True)
-            if not outcome.passed:
-                found.append(Surprise(candidate, test_id, outcome.reason,
-                                      allowed(candidate, split_hidden_block(test)[1])))
-        return found
+        tests = dict(answer.tests)
+        return [Surprise(candidate, test_id, why, allowed(candidate, split_hidden_block(tests[test_id])[1]))
+                for test_id, why in kernel.failures(answer)]
 
 
 def find_surprises(assignment: str, with_mutants: bool = False, only: list[str] | None = None,
@@ -180,7 +175,7 @@ def find_surprises(assignment: str, with_mutants: bool = False, only: list[str] 
         raise ValueError(f"{assignment}: candidate files that name no answer cell: {unknown}")
     if with_mutants:
         candidates += mutant_candidates([a for a in plan if not only or a.grade_id in only], assignment)
-    report = Report(assignment, surprises=[], rejected=[])
+    report = Report(assignment)
     with KernelSession(course_root, timeout=timeout, term_seed=term_seed) as kernel:
         for answer in plan:
             kernel.reach(answer)
