@@ -29,7 +29,6 @@ import hashlib
 import json
 import math
 import os
-import platform
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -39,6 +38,7 @@ from pathlib import Path
 import torch
 
 from transformer_lib.data import python_source_corpus
+from transformer_lib.provenance import machine_record, same_machine_kind
 from transformer_lib.scaling import SIZES, train_budget
 from transformer_lib.tasks import text_task
 
@@ -70,17 +70,6 @@ def chosen_rates(runs: list[dict]) -> dict[tuple[int, int], float]:
     return {key: r["lr"] for key, r in best.items()}
 
 
-def _machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                 if line.startswith("model name")]
-        cpu = names[0] if names else cpu
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="two sizes, one budget of 64 steps, two rates")
@@ -94,6 +83,9 @@ def main() -> None:
     previous = None
     if args.add_seeds:
         previous = json.loads((args.out or RESULTS).read_text(encoding="utf-8"))
+        if not same_machine_kind(previous):  # a file's seeds come from one kind of machine (provenance.py)
+            raise SystemExit(f"the file was made on {previous['machine']} (Python {previous['python'].split()[0]}, "
+                             f"PyTorch {previous['torch']}): add seeds on that kind of machine, or run the grid again")
         budgets, rates = previous["budgets"], chosen_rates(previous["runs"])
         grid = [(d, layers, steps, rates[d, steps], steps // CURVE_POINTS if steps == max(budgets) else 0, seed)
                 for d, layers in sizes for steps in budgets for seed in args.add_seeds]
@@ -114,8 +106,8 @@ def main() -> None:
     if out is not None:
         command = " ".join(["python", "benchmarks/bench_scale.py", *sys.argv[1:]])
         date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        record = {"command": command, "date": date, "machine": _machine(), "python": sys.version,
-                  "torch": torch.__version__, "corpus_sha256": corpus_sha256(), "jobs": args.jobs, "context": CONTEXT,
+        record = {"command": command, "date": date, **machine_record(), "corpus_sha256": corpus_sha256(),
+                  "jobs": args.jobs, "context": CONTEXT,
                   "batch_size": BATCH, "budgets": list(budgets), "lrs": list(lrs), "runs": runs}
         if previous is not None:
             history = previous.get("history", [{k: previous.get(k) for k in ("command", "date", "machine", "torch")}])

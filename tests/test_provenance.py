@@ -1,0 +1,48 @@
+"""transformer_lib.provenance: a rerun is exact on the file's machine kind, within the seeds' spread elsewhere."""
+
+import pytest
+
+from transformer_lib.provenance import check_rerun, machine_record, same_machine_kind
+
+AMD = {"machine": "AMD EPYC, 2 cores, Linux 6.1", "cpu_capability": "AVX512", "python": "3.11.7 (main) [GCC]",
+       "torch": "2.13.0+cpu"}
+INTEL = {**AMD, "machine": "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz, 2 cores, Linux 6.1"}
+
+
+def test_machine_record_names_the_cpu_and_versions():
+    record = machine_record()
+    assert set(record) == {"machine", "cpu_capability", "python", "torch"}
+    assert same_machine_kind(record)
+
+
+def test_the_machine_kind_is_the_cpu_its_capability_and_the_versions():
+    assert same_machine_kind(AMD, {**AMD, "machine": "AMD EPYC, 16 cores, Linux 5.4"})  # cores, kernel: same kind
+    assert not same_machine_kind(AMD, INTEL)
+    assert not same_machine_kind(AMD, {**AMD, "cpu_capability": "AVX2"})
+    assert not same_machine_kind(AMD, {**AMD, "torch": "2.14.1"})
+    assert not same_machine_kind(AMD, {**AMD, "python": "3.12.1 (main)"})
+    old_file = {k: v for k, v in AMD.items() if k != "cpu_capability"}  # recorded before capabilities were
+    assert same_machine_kind(old_file, AMD)
+
+
+def test_the_same_kind_must_reproduce_the_file_exactly():
+    check = check_rerun([2.5, 2.4], [2.5, 2.4], seed_spread=0.05, record=AMD, here=AMD)
+    assert check.passed and check.same_kind and check.tolerance == 0.0
+    check = check_rerun([2.5, 2.4 + 1e-9], [2.5, 2.4], seed_spread=0.05, record=AMD, here=AMD)
+    assert not check.passed and "DOES NOT agree" in str(check)
+
+
+def test_another_kind_agrees_within_twice_the_seed_spread():
+    # The difference seen between an AMD EPYC and an Intel Xeon on the scaling grid: 0.0176 after 200 steps.
+    check = check_rerun([2.5176, 2.4], [2.5, 2.4], seed_spread=0.05, record=AMD, here=INTEL)
+    assert check.passed and not check.same_kind and check.tolerance == pytest.approx(0.1)
+    assert "1.8e-02" in str(check) and "agrees" in str(check)
+    assert not check_rerun([2.7, 2.4], [2.5, 2.4], seed_spread=0.05, record=AMD, here=INTEL).passed
+    assert not check_rerun([float("nan")], [2.5], seed_spread=0.05, record=AMD, here=INTEL).passed
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(ValueError, match="as many"):
+        check_rerun([1.0], [1.0, 2.0], 0.1, AMD)
+    with pytest.raises(ValueError, match="seed_spread"):
+        check_rerun([1.0], [1.0], 0.0, AMD)
