@@ -1,8 +1,10 @@
 """Batching: padding, specials, bucketing, resumable order, sharding across ranks."""
 
 import pytest
+import torch
 
-from transformer_lib.data import BOS_ID, EOS_ID, BucketBatchSampler, collate_pairs, python_source_corpus
+from transformer_lib.corpus import python_corpus
+from transformer_lib.data import BOS_ID, EOS_ID, BucketBatchSampler, collate_pairs, lm_loader
 from transformer_lib.tasks import reverse_task
 
 
@@ -43,7 +45,31 @@ def test_task_loader_batches():
     assert (batch["tgt"] == EOS_ID).sum(dim=1).eq(1).all()
 
 
-def test_corpus_is_local_python_source():
-    assert "import" in python_source_corpus(["textwrap"])
-    with pytest.raises(ValueError, match="no Python source"):
-        python_source_corpus(["sys"])
+def test_the_shipped_corpus_is_split_by_whole_file():
+    corpus = python_corpus()
+    names = {split: set(corpus.splits[split]) for split in ("train", "valid", "test")}
+    assert not (names["train"] & names["valid"] or names["train"] & names["test"] or names["valid"] & names["test"])
+    assert set().union(*names.values()) == set(corpus.files)
+    sizes = {split: len(corpus.text(split)) for split in names}
+    assert sizes["train"] > 3_000_000 and all(150_000 < sizes[s] < 300_000 for s in ("valid", "test"))
+    assert all(text.isascii() for text in corpus.files.values()) and "def " in corpus.files["textwrap.py"]
+    assert corpus.sha256 == python_corpus().sha256 and len(corpus.sha256) == 64
+    with pytest.raises(ValueError, match="split must be one of .* got 'dev'"):
+        corpus.text("dev")
+
+
+def test_random_offset_windows_start_anywhere_and_repeat_per_seed_and_epoch():
+    ids = torch.arange(1000)
+    loader = lm_loader(ids, block_size=8, batch_size=4, seed=3, random_offsets=True)
+    assert len(loader) == (999 // 8) // 4
+    batches = list(loader)
+    starts = torch.cat([b["idx"][:, 0] for b in batches])
+    assert all(torch.equal(b["idx"][:, 1:], b["targets"][:, :-1]) for b in batches)
+    assert all(torch.equal(b["idx"], b["idx"][:, :1] + torch.arange(8)) for b in batches)  # contiguous windows
+    assert (starts % 8 != 0).any() and int(starts.max()) <= 1000 - 9
+    again = torch.cat([b["idx"][:, 0] for b in lm_loader(ids, 8, 4, seed=3, random_offsets=True)])
+    assert torch.equal(starts, again)
+    loader.batch_sampler.set_epoch(1)
+    assert not torch.equal(starts, torch.cat([b["idx"][:, 0] for b in loader]))
+    with pytest.raises(ValueError, match="batch_size <= windows_per_epoch"):
+        lm_loader(ids[:20], block_size=8, batch_size=4, random_offsets=True)

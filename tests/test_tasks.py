@@ -3,7 +3,10 @@
 import datetime
 
 import pytest
+import torch
 
+from transformer_lib.corpus import python_corpus
+from transformer_lib.data import RandomOffsetBatchSampler
 from transformer_lib.tasks import (
     DATE_FORMATS,
     addition_task,
@@ -72,12 +75,16 @@ def test_toy_translation_reorders_words():
     assert all(t.split()[-1] in verbs for _, t in _texts(task, "train"))  # verb last
 
 
-def test_text_task_reads_the_standard_library():
+def test_text_task_reads_the_shipped_corpus_split_by_file():
     task = text_task(block_size=32)
-    assert "def " in task.to_text(task.train[:5000])
-    assert len(task.train) > 300_000 and len(task.valid) > 10_000
+    corpus = python_corpus()
+    assert task.to_text(task.valid) == corpus.text("valid") and task.to_text(task.test) == corpus.text("test")
+    assert len(task.train) == len(corpus.text("train")) and len(task.vocab) == 100  # 96 characters + 4 specials
     batch = next(iter(task.loader("train", batch_size=4)))
     assert batch["idx"].shape == (4, 32) and (batch["idx"][:, 1:] == batch["targets"][:, :-1]).all()
+    assert isinstance(task.loader("train", 4).batch_sampler, RandomOffsetBatchSampler)  # training: any offset
+    valid = list(task.loader("valid", batch_size=64))  # evaluation: every prediction once, in order
+    assert torch.equal(torch.cat([b["idx"] for b in valid]).flatten()[:100], task.valid[:100])
 
 
 def test_bad_arguments_raise_clear_errors():

@@ -22,9 +22,10 @@ from .rnn import AttentionSeq2SeqRNN, Seq2SeqRNN
 from .rope import RotaryEmbedding
 from .tiled import tiled_attention
 
-# --- training side (data, tasks, decoding, ensemble, ngram, metrics, train_config, runtime, trainer, objectives,
-#     viz) ---
-from .data import BucketBatchSampler, collate_lm, collate_pairs, lm_loader, pair_loader, python_source_corpus
+# --- training side (data, corpus, tasks, decoding, ensemble, ngram, metrics, train_config, runtime, trainer,
+#     objectives, viz) ---
+from .data import BucketBatchSampler, RandomOffsetBatchSampler, collate_lm, collate_pairs, lm_loader, pair_loader
+from .corpus import Corpus, python_corpus
 from .decoding import beam_search, filter_logits, greedy_decode, length_penalty, sample_decode, sample_next_token
 from .ensemble import Ensemble
 from .ngram import NGramLM, best_counted_model

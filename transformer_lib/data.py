@@ -1,4 +1,4 @@
-"""Batching: padding, length-bucketed batches, loaders, and an offline text corpus.
+"""Batching: padding, length-bucketed batches, loaders of pairs and of language-model windows.
 
 Examples are lists of token ids. A translation-style example is a pair ``(src, tgt)``
 of id lists without special tokens; :func:`collate_pairs` pads the sources and
@@ -15,11 +15,9 @@ Special ids are fixed across the library: ``<pad>`` = 0, ``<bos>`` = 1, ``<eos>`
 
 from __future__ import annotations
 
-import importlib.util
 import random
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
-from pathlib import Path
 
 import torch
 import torch.distributed as dist
@@ -37,9 +35,8 @@ __all__ = [
     "BucketBatchSampler",
     "pair_loader",
     "LMWindows",
+    "RandomOffsetBatchSampler",
     "lm_loader",
-    "PYTHON_CORPUS_MODULES",
-    "python_source_corpus",
 ]
 
 Pair = tuple[list[int], list[int]]
@@ -157,7 +154,12 @@ def pair_loader(
 
 
 class LMWindows(Dataset):
-    """Non-overlapping windows of ``block_size + 1`` ids cut from a 1-D id stream."""
+    """Windows of ``block_size + 1`` ids cut from a 1-D id stream.
+
+    Index ``i`` is the ``i``-th non-overlapping window (it starts at ``i * block_size``), so a
+    plain loader covers every prediction of the stream exactly once, as evaluation needs;
+    :meth:`at` cuts a window at any offset, as :class:`RandomOffsetBatchSampler` asks for.
+    """
 
     def __init__(self, ids: torch.Tensor, block_size: int) -> None:
         if ids.dim() != 1:
@@ -173,34 +175,75 @@ class LMWindows(Dataset):
         return (len(self.ids) - 1) // self.block_size
 
     def __getitem__(self, i: int) -> torch.Tensor:
-        start = i * self.block_size
-        return self.ids[start : start + self.block_size + 1]
+        return self.at(i * self.block_size)
+
+    @property
+    def offsets(self) -> int:
+        """How many windows of ``block_size + 1`` the stream holds at all offsets."""
+        return len(self.ids) - self.block_size
+
+    def at(self, offset: int) -> torch.Tensor:
+        """The window ``ids[offset : offset + block_size + 1]``."""
+        return self.ids[offset : offset + self.block_size + 1]
 
 
-def lm_loader(ids: torch.Tensor, block_size: int, batch_size: int, shuffle: bool = True, seed: int = 0) -> DataLoader:
-    """A loader of ``{"idx": (B, T), "targets": (B, T)}`` windows of a 1-D id stream."""
-    windows = LMWindows(ids, block_size)
-    return _make_loader(windows, [block_size] * len(windows), batch_size, collate_lm, shuffle, seed)
+class _WindowsAt(Dataset):
+    """:class:`LMWindows` indexed by offset: what a loader with :class:`RandomOffsetBatchSampler` reads."""
+
+    def __init__(self, windows: LMWindows) -> None:
+        self.windows = windows
+
+    def __len__(self) -> int:
+        return self.windows.offsets
+
+    def __getitem__(self, offset: int) -> torch.Tensor:
+        return self.windows.at(offset)
 
 
-#: Standard-library modules whose source makes the offline text corpus. They are pure
-#: Python files present in every CPython install (the text varies slightly between versions).
-PYTHON_CORPUS_MODULES = (
-    "textwrap", "string", "heapq", "bisect", "fractions", "statistics", "difflib",
-    "calendar", "colorsys", "functools", "shlex", "queue", "dataclasses",
-)
+class RandomOffsetBatchSampler(Sampler[list[int]]):
+    """Batches of window offsets drawn uniformly at random from ``0 .. offsets - 1``, with replacement.
 
-
-def python_source_corpus(modules: Sequence[str] = PYTHON_CORPUS_MODULES) -> str:
-    """The concatenated source text of standard-library ``modules`` (about 370 kB by default).
-
-    Nothing is downloaded: the files come with the running Python.
+    Training on non-overlapping windows shows the model each character at one position of its
+    window only, the same one in every epoch; windows that start anywhere show it at every position
+    (as nanoGPT's ``get_batch`` does). An epoch is ``len(self)`` batches: as many windows as the
+    stream holds without overlap, dropping the last partial batch. Its offsets come from a
+    generator seeded with ``seed + epoch``, so :meth:`set_epoch` (which the trainer calls) makes
+    the order reproducible and resumable. Under data parallelism each process draws from its own
+    ``seed + epoch + rank * 10007``, so the replicas see different windows.
     """
-    texts = []
-    for name in modules:
-        spec = importlib.util.find_spec(name)
-        origin = None if spec is None else spec.origin
-        if origin is None or not origin.endswith(".py"):
-            raise ValueError(f"module {name!r} has no Python source file on this install (found {origin!r})")
-        texts.append(Path(origin).read_text(encoding="utf-8"))
-    return "\n".join(texts)
+
+    def __init__(self, offsets: int, windows_per_epoch: int, batch_size: int, seed: int = 0,
+                 rank: int | None = None) -> None:
+        if batch_size <= 0 or windows_per_epoch < batch_size or offsets <= 0:
+            raise ValueError(f"need offsets > 0 and 0 < batch_size <= windows_per_epoch, got offsets={offsets}, "
+                             f"batch_size={batch_size}, windows_per_epoch={windows_per_epoch}")
+        self.offsets, self.batch_size, self.seed, self.rank = offsets, batch_size, seed, rank
+        self.batches = windows_per_epoch // batch_size
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        """Choose the epoch whose offsets the next iteration yields."""
+        self.epoch = epoch
+
+    def __iter__(self) -> Iterator[list[int]]:
+        rank = _world()[1] if self.rank is None else self.rank
+        generator = torch.Generator().manual_seed(self.seed + self.epoch + rank * 10007)
+        drawn = torch.randint(self.offsets, (self.batches, self.batch_size), generator=generator)
+        return iter(drawn.tolist())
+
+    def __len__(self) -> int:
+        return self.batches
+
+
+def lm_loader(ids: torch.Tensor, block_size: int, batch_size: int, shuffle: bool = True, seed: int = 0,
+              random_offsets: bool = False) -> DataLoader:
+    """A loader of ``{"idx": (B, T), "targets": (B, T)}`` windows of a 1-D id stream.
+
+    By default the non-overlapping windows (shuffled or in order); with ``random_offsets=True``
+    windows that start anywhere in the stream (:class:`RandomOffsetBatchSampler`, for training).
+    """
+    windows = LMWindows(ids, block_size)
+    if random_offsets:
+        sampler = RandomOffsetBatchSampler(windows.offsets, len(windows), batch_size, seed)
+        return DataLoader(_WindowsAt(windows), batch_sampler=sampler, collate_fn=collate_lm)
+    return _make_loader(windows, [block_size] * len(windows), batch_size, collate_lm, shuffle, seed)

@@ -11,7 +11,8 @@ a split by a hash of its text, so a source can only ever land in one split.
 * :func:`toy_translation_task`: a small English-like language into an invented one that puts
   the verb last and adjectives and determiners after the noun, so alignments are not diagonal.
 
-:func:`text_task` is language modelling on the Python standard library's own source text.
+:func:`text_task` is language modelling on the Python standard library's own source text
+(:mod:`transformer_lib.corpus`, shipped with the library, split by whole file).
 English pronunciation on CMUdict builds on these (:mod:`transformer_lib.g2p`); the command line
 (:mod:`transformer_lib.train`) names every task.
 """
@@ -29,7 +30,8 @@ from dataclasses import dataclass
 import torch
 from torch.utils.data import DataLoader
 
-from transformer_lib.data import EOS_ID, lm_loader, pair_loader, python_source_corpus
+from transformer_lib.corpus import python_corpus
+from transformer_lib.data import EOS_ID, lm_loader, pair_loader
 from transformer_lib.tokens import Vocab
 
 __all__ = [
@@ -98,7 +100,7 @@ class Seq2SeqTask:
 
 @dataclass
 class TextTask:
-    """Character-level language modelling on a text, split into three contiguous parts."""
+    """Character-level language modelling: three 1-D id streams that share no text."""
 
     name: str
     vocab: Vocab
@@ -108,11 +110,18 @@ class TextTask:
     block_size: int
 
     def loader(self, split: str, batch_size: int, shuffle: bool | None = None, seed: int = 0) -> DataLoader:
-        """``{"idx", "targets"}`` batches of ``block_size`` windows of one split."""
+        """``{"idx", "targets"}`` batches of ``block_size`` windows of one split.
+
+        Training windows (``split="train"``, ``shuffle`` left at ``None``) start at random offsets
+        (:class:`~transformer_lib.data.RandomOffsetBatchSampler`); validation and test are cut into
+        non-overlapping windows, in order, so that every prediction is scored once.
+        ``shuffle=True``/``False`` asks for the non-overlapping windows, shuffled or not.
+        """
         if split not in SPLITS:
             raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-        shuffle = split == "train" if shuffle is None else shuffle
-        return lm_loader(getattr(self, split), self.block_size, batch_size, shuffle=shuffle, seed=seed)
+        random_offsets = shuffle is None and split == "train"
+        return lm_loader(getattr(self, split), self.block_size, batch_size, shuffle=bool(shuffle), seed=seed,
+                         random_offsets=random_offsets)
 
     def to_text(self, ids: list[int] | torch.Tensor) -> str:
         return "".join(self.vocab.decode(ids))
@@ -287,21 +296,28 @@ def toy_translation_task(n_train: int = 10000, n_valid: int = 1000, n_test: int 
 
 def text_task(block_size: int = 128, text: str | None = None, valid_fraction: float = 0.05,
               test_fraction: float = 0.05) -> TextTask:
-    """Character-level language modelling; the text defaults to :func:`~transformer_lib.data.python_source_corpus`.
+    """Character-level language modelling, by default on the shipped standard-library corpus.
 
-    The text is cut into three contiguous parts (train, then valid, then test), so no window
-    of one split overlaps another.
+    With ``text=None``, the splits are :func:`~transformer_lib.corpus.python_corpus`'s, by whole
+    file (validation and test modules are never trained on), and the vocabulary is the training
+    text's characters (a character only the other splits hold would encode as ``<unk>``). With a
+    ``text``, it is cut into three contiguous parts (train, then valid, then test, by the
+    fractions), so no window of one split overlaps another, and the vocabulary is the whole text's.
     """
-    text = python_source_corpus() if text is None else text
-    if not (0 < valid_fraction and 0 < test_fraction and valid_fraction + test_fraction < 1):
-        raise ValueError(
-            f"need positive fractions summing below 1, got valid={valid_fraction}, test={test_fraction}"
-        )
-    vocab = Vocab.build([list(text)])
-    ids = torch.tensor(vocab.encode(list(text)), dtype=torch.long)
-    n_valid, n_test = int(len(ids) * valid_fraction), int(len(ids) * test_fraction)
-    n_train = len(ids) - n_valid - n_test
-    parts = torch.split(ids, [n_train, n_valid, n_test])
+    if text is None:
+        corpus = python_corpus()
+        texts = [corpus.text(split) for split in SPLITS]
+        vocab = Vocab.build([list(texts[0])])
+        parts = [torch.tensor(vocab.encode(list(part)), dtype=torch.long) for part in texts]
+    else:
+        if not (0 < valid_fraction and 0 < test_fraction and valid_fraction + test_fraction < 1):
+            raise ValueError(
+                f"need positive fractions summing below 1, got valid={valid_fraction}, test={test_fraction}"
+            )
+        vocab = Vocab.build([list(text)])
+        ids = torch.tensor(vocab.encode(list(text)), dtype=torch.long)
+        n_valid, n_test = int(len(ids) * valid_fraction), int(len(ids) * test_fraction)
+        parts = torch.split(ids, [len(ids) - n_valid - n_test, n_valid, n_test])
     for name, part in zip(SPLITS, parts):
         if len(part) < block_size + 1:
             raise ValueError(f"the {name} split has {len(part)} characters, "
