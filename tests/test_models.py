@@ -1,9 +1,13 @@
 """Tests for transformer_lib.models: masking properties, KV-cache generation, weights access, bad input."""
 
+import math
+
 import pytest
 import torch
+import torch.nn.functional as F
 
-from transformer_lib.models import GPT, Transformer, TransformerClassifier
+from transformer_lib.models import GPT, GPT2_INIT_STD, RESIDUAL_PROJECTIONS, Transformer, TransformerClassifier
+from transformer_lib.modern import ModernConfig
 
 V, D, H, PAD = 11, 8, 2, 0
 
@@ -152,3 +156,37 @@ def test_scaled_embeddings_do_not_drown_the_positions():
     embedding = InputEmbedding(1000, d_model, max_len=32, positional=None, scale=True)
     tokens = embedding(torch.randint(0, 1000, (8, 32)))
     assert 0.8 < tokens.std().item() < 1.2, f"scaled token vectors have std {tokens.std().item():.2f}, expected about 1"
+
+
+@pytest.mark.parametrize("config", [None, ModernConfig.llama(), ModernConfig.llama(num_kv_heads=1,
+                                                                                   tie_embeddings=False)],
+                         ids=["gpt2", "llama", "llama-untied-gqa"])
+@pytest.mark.parametrize("num_layers", [1, 4])
+def test_a_fresh_gpt_guesses_almost_uniformly(config, num_layers):
+    """GPT-2's initialisation: the first loss on random text is within 0.1 nats of ln(V) (PyTorch's N(0, 1)
+    embedding, tied to the output layer, started 30-40 nats above it)."""
+    torch.manual_seed(0)
+    vocab = 165
+    gpt = GPT(vocab, d_model=64, num_heads=4, num_layers=num_layers, d_ff=256, max_len=32, config=config)
+    ids = torch.randint(vocab, (16, 33))
+    with torch.no_grad():
+        loss = F.cross_entropy(gpt(ids[:, :-1]).flatten(0, 1), ids[:, 1:].flatten())
+    assert abs(loss.item() - math.log(vocab)) < 0.1
+
+
+def test_gpt_weights_start_as_gpt2s():
+    torch.manual_seed(0)
+    layers = 3
+    gpt = GPT(100, d_model=96, num_heads=4, num_layers=layers, d_ff=384, max_len=64)
+    residual = GPT2_INIT_STD / math.sqrt(2 * layers)
+    for name, p in gpt.named_parameters():
+        if name.endswith(RESIDUAL_PROJECTIONS):
+            assert p.std().item() == pytest.approx(residual, rel=0.1), name
+        elif name.endswith("bias") and "norm" not in name:
+            assert torch.count_nonzero(p) == 0, name
+        elif p.dim() == 2:  # every other matrix: linear layers, token and position tables
+            assert p.std().item() == pytest.approx(GPT2_INIT_STD, rel=0.1), name
+    assert gpt.lm_head.weight is gpt.embedding.token.weight
+    assert {n for n, _ in gpt.named_parameters() if n.endswith(RESIDUAL_PROJECTIONS)} == {
+        f"blocks.layers.{i}.{part}" for i in range(layers)
+        for part in ("self_attention.out_proj.weight", "feed_forward.linear2.weight")}

@@ -34,6 +34,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from transformer_lib.attention import causal_mask
+from transformer_lib.models import init_gpt2_
 from transformer_lib.multihead import MultiHeadAttention
 
 __all__ = ["RepeatTask", "repeat_task", "parts", "AttentionOnlyLM", "induction_scores", "previous_token_scores",
@@ -142,6 +143,7 @@ class AttentionOnlyLM(nn.Module):
         self.read_out = nn.Linear(d_model, vocab_size)
         self.max_len = max_len
         self.weights: list[Tensor] = []
+        init_gpt2_(self, num_layers)  # as chapter 8's GPT: its first loss is close to ln(vocab_size)
 
     def forward(self, ids: Tensor) -> Tensor:
         if ids.dim() != 2 or ids.shape[1] > self.max_len:

@@ -24,7 +24,38 @@ from .multihead import KVCache
 from .positional import make_positional
 from .tokens import check_token_ids
 
-__all__ = ["InputEmbedding", "TransformerClassifier", "GPT", "Transformer"]
+__all__ = ["GPT2_INIT_STD", "RESIDUAL_PROJECTIONS", "init_gpt2_", "InputEmbedding", "TransformerClassifier", "GPT",
+           "Transformer"]
+
+
+#: The standard deviation of GPT-2's initial weights.
+GPT2_INIT_STD = 0.02
+#: The last parameter names of the projections that write into the residual stream, in each block:
+#: attention's W_O, and the feed-forward's output layer (``linear2`` in GPT-2's layout, ``down`` in SwiGLU).
+RESIDUAL_PROJECTIONS = ("out_proj.weight", "linear2.weight", "down.weight")
+
+
+def init_gpt2_(model: nn.Module, num_layers: int) -> None:
+    """GPT-2's initialisation, in place (Radford et al. 2019, section 2.3; OpenAI's ``gpt-2`` and nanoGPT's code).
+
+    Every linear weight and embedding table (tokens, learned positions) of ``model`` is drawn from
+    N(0, 0.02) and every bias starts at 0 (norms keep their start, the identity). The projections
+    that add into the residual stream (:data:`RESIDUAL_PROJECTIONS`) are drawn from
+    N(0, 0.02 / sqrt(2 L)) for ``L = num_layers`` blocks: the stream is a sum of up to ``2 L`` such
+    contributions, so its variance then stays about the same at any depth. With PyTorch's defaults
+    instead, a tied embedding is N(0, 1): a fresh model's logits then have a standard deviation of
+    about ``sqrt(d_model)``, and its first loss is tens of nats above ``ln(vocab_size)``; with these,
+    it starts within a few hundredths of a nat of the uniform guess.
+    """
+    for module in model.modules():
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, mean=0.0, std=GPT2_INIT_STD)
+            if getattr(module, "bias", None) is not None:
+                nn.init.zeros_(module.bias)
+    residual_std = GPT2_INIT_STD / math.sqrt(2 * num_layers)
+    for name, parameter in model.named_parameters():
+        if name.endswith(RESIDUAL_PROJECTIONS):
+            nn.init.normal_(parameter, mean=0.0, std=residual_std)
 
 
 class InputEmbedding(nn.Module):
@@ -115,6 +146,8 @@ class GPT(nn.Module):
     Its blocks are a ``SelfAttentionStack`` of ``EncoderLayer`` run with a causal mask (no cross-attention:
     there is no encoder).
     The output layer shares its weights with the token embedding (Press and Wolf 2017).
+    Its weights start as GPT-2's do (:func:`init_gpt2_`), so that a fresh model guesses
+    almost uniformly: its loss on any text starts near ``ln(vocab_size)``.
     ``config=ModernConfig(...)`` builds the blocks from ``modern.ModernBlock`` instead, with the
     switches of chapter 11 (RoPE, RMSNorm, SwiGLU, grouped-query attention, untied output layer).
     ``activation`` is the GPT-2 layout's feed-forward activation: ``"gelu"`` (exact) or
@@ -148,6 +181,11 @@ class GPT(nn.Module):
         self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
         if config is None or config.tie_embeddings:
             self.lm_head.weight = self.embedding.token.weight
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw every weight again as GPT-2 did (:func:`init_gpt2_`)."""
+        init_gpt2_(self, len(self.blocks.layers))
 
     def forward(self, idx: Tensor, return_attention: bool = False) -> Tensor | tuple[Tensor, list[Tensor]]:
         """``(B, T)`` ids -> ``(B, T, vocab_size)`` next-token logits (and each layer's ``(B, h, T, T)`` weights)."""
