@@ -78,7 +78,8 @@ def main() -> None:
     for split, names in corpus["splits"].items():
         chars = sum(len(files[n]) for n in names)
         print(f"{split:5s}: {len(names):3d} files, {chars:,d} characters")
-    print(f"wrote {args.out / 'python_stdlib.json.xz'} ({(args.out / 'python_stdlib.json.xz').stat().st_size:,d} bytes)")
+    written = args.out / "python_stdlib.json.xz"
+    print(f"wrote {written} ({written.stat().st_size:,d} bytes)")
 
 
 if __name__ == "__main__":

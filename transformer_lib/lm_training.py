@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import math
 import time
+from collections.abc import Sequence
 
 import torch
 from torch.nn import functional as F
@@ -79,8 +80,8 @@ def gpt_flops_per_token(gpt: GPT) -> int:
 
 def train_lm(gpt: GPT, task: TextTask, steps: int, lr: float, batch_size: int, *, seed: int = 0,
              warmup_steps: int | None = None, weight_decay: float = 0.1, eval_every: int = 0,
-             patience: int | None = None, device: str = "cpu", compile: bool = False,
-             progress: bool = False) -> dict:
+             eval_at: Sequence[int] = (), stop_at: int | None = None, patience: int | None = None,
+             device: str = "cpu", compile: bool = False, progress: bool = False) -> dict:
     """Train ``gpt`` on ``task`` for up to ``steps`` optimiser steps; it ends holding its best weights on validation.
 
     Args:
@@ -90,6 +91,9 @@ def train_lm(gpt: GPT, task: TextTask, steps: int, lr: float, batch_size: int, *
         lr: the peak learning rate. AdamW with betas (0.9, 0.95) and ``weight_decay`` on weight matrices.
         batch_size: windows of ``task.block_size`` characters per step.
         eval_every: score the validation split every so many steps (0: only at the end).
+        eval_at: more steps to score it at (say, an early one that a shorter rerun can check).
+        stop_at: stop there, the schedule still that of ``steps`` (default ``steps``): the first
+            ``stop_at`` steps of the run, exactly (a page reruns the start of a committed long run this way).
         patience: stop once that many evaluations in a row are not below the best (``None``: never).
         device, compile: as :class:`~transformer_lib.train_config.TrainConfig`'s (``"auto"`` picks a GPU).
 
@@ -98,9 +102,13 @@ def train_lm(gpt: GPT, task: TextTask, steps: int, lr: float, batch_size: int, *
     of this process, which on a GPU mostly wait); ``best``, the point of the curve where the validation
     loss was lowest (the weights ``gpt`` now holds); ``valid``, its loss; ``steps_run``.
     """
-    if steps < 10 or lr <= 0 or batch_size < 1 or (eval_every and steps % eval_every):
-        raise ValueError(f"need steps >= 10, lr > 0, batch_size >= 1 and steps a multiple of eval_every, got "
-                         f"steps={steps}, lr={lr}, batch_size={batch_size}, eval_every={eval_every}")
+    stop_at = steps if stop_at is None else stop_at
+    if steps < 10 or lr <= 0 or batch_size < 1 or not 0 < stop_at <= steps or eval_every < 0:
+        raise ValueError(f"need steps >= 10, lr > 0, batch_size >= 1, 0 < stop_at <= steps and eval_every >= 0, got "
+                         f"steps={steps}, lr={lr}, batch_size={batch_size}, stop_at={stop_at}, eval_every={eval_every}")
+    evaluations = sorted({*range(eval_every, stop_at + 1, eval_every or stop_at), *eval_at, stop_at} - {0})
+    if evaluations[-1] > stop_at:
+        raise ValueError(f"eval_at must lie within the run's {stop_at} steps, got {sorted(eval_at)}")
     seed_everything(seed)
     config = TrainConfig(max_steps=steps, lr=lr, schedule="cosine", warmup_steps=steps // 10 if warmup_steps is None
                          else warmup_steps, weight_decay=weight_decay, betas=(0.9, 0.95), eval_every=0,
@@ -108,7 +116,7 @@ def train_lm(gpt: GPT, task: TextTask, steps: int, lr: float, batch_size: int, *
     trainer = Trainer(gpt, LMObjective(), config, task.loader("train", batch_size, seed=seed))
     characters_per_step = batch_size * task.block_size
     curve, best, best_state, cpu, wall, stale = [], None, None, 0.0, 0.0, 0
-    for stop in range(eval_every or steps, steps + 1, eval_every or steps):
+    for stop in evaluations:
         start_cpu, start_wall = time.process_time(), time.perf_counter()
         trainer.fit(stop_at=stop)
         if trainer.device.type == "cuda":
