@@ -7,16 +7,15 @@ import pytest
 import torch
 from torch.nn import functional as F
 
+from transformer_lib.lm_training import gpt_flops_per_token, train_lm, windows_loss
 from transformer_lib.ngram import NGramLM
 from transformer_lib.scaling import (
     fit_power_law,
     fit_saturating_power_law,
-    flops_per_token,
     ngram_windows_loss,
     non_embedding_parameters,
     scale_gpt,
     train_budget,
-    windows_loss,
 )
 from transformer_lib.tasks import text_task
 
@@ -32,7 +31,7 @@ def test_scale_gpt_heads_and_counts():
     gpt = scale_gpt(50, 32, 2, 8)
     n = non_embedding_parameters(gpt)
     assert n == sum(p.numel() for p in gpt.parameters()) - 50 * 32 - 8 * 32  # less token and position tables
-    assert flops_per_token(gpt) == 6 * (n + 2 * 8 * 32 + 32 * 50)
+    assert gpt_flops_per_token(gpt) == 6 * (n + 2 * 8 * 32 + 32 * 50)
 
 
 def test_windows_loss_is_the_mean_over_every_prediction():
@@ -68,6 +67,24 @@ def test_train_budget_runs_its_own_schedule_and_is_reproducible():
     assert first["test"] < math.log(len(task.vocab))  # it learned something from uniform
     with pytest.raises(ValueError, match="multiple of curve_every"):
         train_budget(task, 16, 1, steps=12, lr=1e-2, curve_every=5)
+
+
+def test_train_lm_keeps_its_best_weights_and_reruns_the_start_of_a_run_exactly():
+    task = text_task(block_size=16, text=TEXT)
+    torch.manual_seed(0)
+    gpt = scale_gpt(len(task.vocab), 16, 1, 16)
+    run = train_lm(gpt, task, steps=20, lr=2e-2, batch_size=4, eval_every=10, eval_at=[3])
+    assert [p["step"] for p in run["curve"]] == [3, 10, 20] and run["steps_run"] == 20
+    assert [p["characters"] for p in run["curve"]] == [3 * 64, 10 * 64, 20 * 64]
+    assert run["valid"] == min(p["valid"] for p in run["curve"]) == run["best"]["valid"]
+    assert windows_loss(gpt, task.valid, 16) == pytest.approx(run["valid"])  # the model holds the best weights
+    torch.manual_seed(0)
+    start = train_lm(scale_gpt(len(task.vocab), 16, 1, 16), task, steps=20, lr=2e-2, batch_size=4, stop_at=3)
+    assert start["curve"][-1]["valid"] == run["curve"][0]["valid"]  # the first 3 steps of the same schedule
+    with pytest.raises(ValueError, match="eval_at must lie within"):
+        train_lm(gpt, task, steps=20, lr=2e-2, batch_size=4, stop_at=3, eval_at=[5])
+    with pytest.raises(ValueError, match="stop_at <= steps"):
+        train_lm(gpt, task, steps=20, lr=2e-2, batch_size=4, stop_at=30)
 
 
 def test_power_law_fits_recover_known_laws():
