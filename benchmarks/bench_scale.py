@@ -37,7 +37,7 @@ from pathlib import Path
 import torch
 
 from transformer_lib.corpus import python_corpus
-from transformer_lib.provenance import machine_record, same_machine_kind
+from transformer_lib.provenance import code_commit, machine_record, same_machine_kind
 from transformer_lib.scaling import SIZES, train_budget
 from transformer_lib.tasks import text_task
 
@@ -100,13 +100,15 @@ def main() -> None:
     if out is not None:
         command = " ".join(["python", "benchmarks/bench_scale.py", *sys.argv[1:]])
         date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        record = {"command": command, "date": date, **machine_record(), "corpus_sha256": python_corpus().sha256,
+        record = {"command": command, "date": date, **machine_record(), "commit": code_commit(RESULTS.parents[1]),
+                  "corpus_sha256": python_corpus().sha256,
                   "jobs": args.jobs, "context": CONTEXT,
                   "batch_size": BATCH, "budgets": list(budgets), "lrs": list(lrs), "runs": runs}
         if previous is not None:
             history = previous.get("history", [{k: previous.get(k) for k in ("command", "date", "machine", "torch")}])
             record["history"] = [*history, {"command": command, "date": date, "machine": record["machine"],
-                                            "torch": record["torch"], "python": sys.version}]
+                                            "torch": record["torch"], "python": sys.version,
+                                            "commit": record["commit"]}]
             record["lrs"], record["runs"] = previous["lrs"], previous["runs"] + runs
         record["runs"].sort(key=lambda r: (r["d_model"], r["steps"], r["lr"], r.get("seed", 0)))
         out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -41,7 +40,7 @@ import torch
 from transformer_lib.corpus import python_corpus
 from transformer_lib.lm_training import train_lm, windows_loss
 from transformer_lib.models import GPT
-from transformer_lib.provenance import machine_record
+from transformer_lib.provenance import code_commit, machine_record
 from transformer_lib.runtime import seed_everything
 from transformer_lib.tasks import text_task
 
@@ -78,14 +77,6 @@ def run(args: argparse.Namespace, seed: int, steps: int, lr: float, weights: Pat
           f"(step {record['best']['step']}), test {record['test']:.4f}, {record['curve'][-1]['cpu_seconds']:.0f} s CPU",
           flush=True)
     return record
-
-
-def commit() -> str:
-    """The code's commit, with ``+changes`` when the working tree differs from it."""
-    def git(*cmd: str) -> str:
-        return subprocess.run(["git", *cmd], capture_output=True, text=True, cwd=RESULTS.parent).stdout.strip()
-    head = git("rev-parse", "HEAD") or "unknown"
-    return head + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
 def main() -> None:
@@ -132,7 +123,7 @@ def main() -> None:
     record = {
         "command": " ".join(["python", "benchmarks/train_lm.py", *sys.argv[1:]]),
         "date": started.strftime("%Y-%m-%d %H:%M UTC"), **machine_record(), "threads": args.threads,
-        "jobs": args.jobs, "corpus_sha256": python_corpus().sha256, "commit": commit(),
+        "jobs": args.jobs, "corpus_sha256": python_corpus().sha256, "commit": code_commit(RESULTS.parent),
         "model": {"d_model": args.d_model, "layers": args.layers, "heads": args.heads, "d_ff": 4 * args.d_model,
                   "context": args.context},
         "vocab": python_vocab(), "lr": lr, "search": search, "runs": runs,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import os
 import platform
+import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["cpu_name", "machine_record", "same_machine_kind", "RerunCheck", "check_rerun"]
+__all__ = ["cpu_name", "machine_record", "code_commit", "same_machine_kind", "RerunCheck", "check_rerun"]
 
 
 def cpu_name() -> str:
@@ -55,6 +56,17 @@ def machine_record() -> dict[str, str]:
         "python": sys.version,
         "torch": torch.__version__,
     }
+
+
+def code_commit(repository: Path) -> str:
+    """The git commit of ``repository``, ``+changes`` when tracked files differ from it (``unknown`` outside git)."""
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], capture_output=True, text=True, cwd=repository).stdout.strip()
+        except OSError:
+            return ""
+    head = git("rev-parse", "HEAD") or "unknown"
+    return head + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
 def _kind(record: Mapping[str, str]) -> tuple[str, str | None, str, str]:
