@@ -87,7 +87,7 @@ def main() -> None:
         grid = [(d, layers, steps, lr, steps // CURVE_POINTS if steps == max(budgets) else 0)
                 for d, layers in sizes for steps in budgets for lr in lrs]
     grid.sort(key=lambda run: -run[0] ** 2 * run[1] * run[2])  # the longest first, so that none runs alone at the end
-    start, runs = time.perf_counter(), []
+    start, runs, commit = time.perf_counter(), [], code_commit(RESULTS.parents[1])  # the code that runs
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         for done in as_completed([pool.submit(_run, *run) for run in grid]):
             run = done.result()
@@ -100,7 +100,7 @@ def main() -> None:
     if out is not None:
         command = " ".join(["python", "benchmarks/bench_scale.py", *sys.argv[1:]])
         date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        record = {"command": command, "date": date, **machine_record(), "commit": code_commit(RESULTS.parents[1]),
+        record = {"command": command, "date": date, **machine_record(), "commit": commit,
                   "corpus_sha256": python_corpus().sha256,
                   "jobs": args.jobs, "context": CONTEXT,
                   "batch_size": BATCH, "budgets": list(budgets), "lrs": list(lrs), "runs": runs}

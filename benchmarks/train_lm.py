@@ -107,7 +107,7 @@ def main() -> None:
     if args.quick:
         args.steps, args.search_steps, args.evals, args.lrs, args.seeds = 40, 20, 2, (1e-3, 2e-3), (0,)
         args.early_eval = 10
-    started, wall = datetime.now(timezone.utc), time.perf_counter()
+    started, wall, commit = datetime.now(timezone.utc), time.perf_counter(), code_commit(RESULTS.parent)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         search = []
         if args.lr is None:
@@ -123,7 +123,7 @@ def main() -> None:
     record = {
         "command": " ".join(["python", "benchmarks/train_lm.py", *sys.argv[1:]]),
         "date": started.strftime("%Y-%m-%d %H:%M UTC"), **machine_record(), "threads": args.threads,
-        "jobs": args.jobs, "corpus_sha256": python_corpus().sha256, "commit": code_commit(RESULTS.parent),
+        "jobs": args.jobs, "corpus_sha256": python_corpus().sha256, "commit": commit,
         "model": {"d_model": args.d_model, "layers": args.layers, "heads": args.heads, "d_ff": 4 * args.d_model,
                   "context": args.context},
         "vocab": python_vocab(), "lr": lr, "search": search, "runs": runs,
