@@ -10,11 +10,11 @@ from transformer_lib.induction import (
     RepeatTask,
     induction_scores,
     parts,
-    position_losses,
     previous_token_scores,
     repeat_task,
     train_on_repeats,
 )
+from transformer_lib.lm_training import sequence_losses
 
 
 def test_sequences_repeat_a_segment_of_varying_length_then_go_on_with_the_chain():
@@ -80,7 +80,7 @@ def test_a_few_steps_learn_the_chain_and_record_the_history():
     torch.manual_seed(0)
     model = AttentionOnlyLM(6, 16, 2, 2, 2 * task.half)
     evals = task.sample(64, torch.Generator().manual_seed(9))
-    before = position_losses(model, evals[0])
+    before = sequence_losses(model, evals[0])
     assert before.shape == (64, 7)
     history = train_on_repeats(model, task, steps=60, batch_size=16, lr=1e-2, eval_every=20, eval_sequences=evals)
     assert history["step"] == [0, 20, 40, 60]

@@ -34,11 +34,12 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from transformer_lib.attention import causal_mask
+from transformer_lib.lm_training import sequence_losses
 from transformer_lib.models import init_gpt2_
 from transformer_lib.multihead import MultiHeadAttention
 
 __all__ = ["RepeatTask", "repeat_task", "parts", "AttentionOnlyLM", "induction_scores", "previous_token_scores",
-           "position_losses", "train_on_repeats"]
+           "train_on_repeats"]
 
 
 @dataclass
@@ -185,15 +186,6 @@ def previous_token_scores(weights: Tensor) -> Tensor:
     return weights[:, :, queries, queries - 1].mean(dim=(0, 2))
 
 
-@torch.no_grad()
-def position_losses(model: nn.Module, sequences: Tensor) -> Tensor:
-    """``(n, T - 1)``: the loss (nats) of each prediction of each sequence ``(n, T)`` from its own past."""
-    model.eval()
-    logits = model(sequences[:, :-1])  # (n, T - 1, V)
-    model.train()
-    return F.cross_entropy(logits.transpose(1, 2), sequences[:, 1:], reduction="none")
-
-
 def train_on_repeats(model: nn.Module, task: RepeatTask, steps: int, batch_size: int = 32, lr: float = 3e-3,
                      seed: int = 0, eval_every: int = 50,
                      eval_sequences: tuple[Tensor, Tensor] | None = None) -> dict[str, list]:
@@ -217,7 +209,7 @@ def train_on_repeats(model: nn.Module, task: RepeatTask, steps: int, batch_size:
         if eval_sequences is None:
             return
         ids, lengths = eval_sequences
-        losses = position_losses(model, ids)  # (n, T - 1)
+        losses = sequence_losses(model, ids)  # (n, T - 1); an AttentionOnlyLM's weights now hold these sequences
         masks = parts(lengths, ids.shape[1])
         history["step"].append(step)
         history["segment"].append(losses[masks["segment"]].mean().item())

@@ -23,6 +23,7 @@ import time
 from collections.abc import Sequence
 
 import torch
+from torch import nn
 from torch.nn import functional as F
 
 from transformer_lib.models import GPT
@@ -32,7 +33,7 @@ from transformer_lib.tasks import TextTask
 from transformer_lib.train_config import TrainConfig
 from transformer_lib.trainer import Trainer
 
-__all__ = ["windows", "windows_loss", "position_losses", "gpt_flops_per_token", "train_lm"]
+__all__ = ["windows", "sequence_losses", "position_losses", "windows_loss", "gpt_flops_per_token", "train_lm"]
 
 
 def windows(ids: torch.Tensor, block_size: int) -> torch.Tensor:
@@ -44,25 +45,33 @@ def windows(ids: torch.Tensor, block_size: int) -> torch.Tensor:
 
 
 @torch.no_grad()
-def position_losses(model: GPT, ids: torch.Tensor, block_size: int, batch_size: int = 64) -> torch.Tensor:
-    """``(n_windows, block_size)``: the loss (nats) of every prediction of the windows of ``ids`` (1-D), on the CPU.
+def sequence_losses(model: nn.Module, sequences: torch.Tensor, batch_size: int | None = None) -> torch.Tensor:
+    """``(n, T - 1)``: the loss (nats) of each prediction of each sequence ``(n, T)`` from its own past, on the CPU.
 
-    Window ``w`` predicts its last ``block_size`` ids, each from those before it in the window.
+    ``model`` maps ids ``(B, T - 1)`` to logits ``(B, T - 1, V)``; it is run in eval mode (and put
+    back as it was) on ``batch_size`` sequences at a time (``None``: all at once), on its own device.
     """
-    cut = windows(ids, block_size)
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
     rows = []
-    for batch in cut.split(batch_size):
+    for batch in sequences.split(batch_size or len(sequences)):
         batch = batch.to(device)
-        logits = model(batch[:, :-1]).float()  # (B, T, V)
+        logits = model(batch[:, :-1]).float()  # (B, T - 1, V)
         rows.append(F.cross_entropy(logits.transpose(1, 2), batch[:, 1:], reduction="none").cpu())
     model.train(was_training)
     return torch.cat(rows)
 
 
-def windows_loss(model: GPT, ids: torch.Tensor, block_size: int, batch_size: int = 64) -> float:
+def position_losses(model: nn.Module, ids: torch.Tensor, block_size: int, batch_size: int = 64) -> torch.Tensor:
+    """``(n_windows, block_size)``: the loss (nats) of every prediction of the windows of ``ids`` (1-D).
+
+    Window ``w`` predicts its last ``block_size`` ids, each from those before it in the window.
+    """
+    return sequence_losses(model, windows(ids, block_size), batch_size)
+
+
+def windows_loss(model: nn.Module, ids: torch.Tensor, block_size: int, batch_size: int = 64) -> float:
     """Mean loss (nats per symbol) over every prediction of the windows of ``ids``: each counts once."""
     return position_losses(model, ids, block_size, batch_size).double().mean().item()
 
