@@ -26,23 +26,23 @@ def test_the_machine_kind_is_the_cpu_its_capability_and_the_versions():
 
 
 def test_the_same_kind_must_reproduce_the_file_exactly():
-    check = check_rerun([2.5, 2.4], [2.5, 2.4], seed_spread=0.05, record=AMD, here=AMD)
+    check = check_rerun([2.5, 2.4], [2.5, 2.4], AMD, tolerance=0.1, why="twice the spread", here=AMD)
     assert check.passed and check.same_kind and check.tolerance == 0.0
-    check = check_rerun([2.5, 2.4 + 1e-9], [2.5, 2.4], seed_spread=0.05, record=AMD, here=AMD)
+    check = check_rerun([2.5, 2.4 + 1e-9], [2.5, 2.4], AMD, tolerance=0.1, why="twice the spread", here=AMD)
     assert not check.passed and "DOES NOT agree" in str(check)
 
 
-def test_another_kind_agrees_within_twice_the_seed_spread():
+def test_another_kind_agrees_within_the_tolerance_given():
     # The difference seen between an AMD EPYC and an Intel Xeon on the scaling grid: 0.0176 after 200 steps.
-    check = check_rerun([2.5176, 2.4], [2.5, 2.4], seed_spread=0.05, record=AMD, here=INTEL)
+    check = check_rerun([2.5176, 2.4], [2.5, 2.4], AMD, tolerance=0.1, why="twice the spread (0.05)", here=INTEL)
     assert check.passed and not check.same_kind and check.tolerance == pytest.approx(0.1)
-    assert "1.8e-02" in str(check) and "agrees" in str(check)
-    assert not check_rerun([2.7, 2.4], [2.5, 2.4], seed_spread=0.05, record=AMD, here=INTEL).passed
-    assert not check_rerun([float("nan")], [2.5], seed_spread=0.05, record=AMD, here=INTEL).passed
+    assert "1.8e-02" in str(check) and "agrees" in str(check) and "twice the spread (0.05)" in str(check)
+    assert not check_rerun([2.7, 2.4], [2.5, 2.4], AMD, tolerance=0.1, why="", here=INTEL).passed
+    assert not check_rerun([float("nan")], [2.5], AMD, tolerance=0.1, why="", here=INTEL).passed
 
 
 def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="as many"):
-        check_rerun([1.0], [1.0, 2.0], 0.1, AMD)
-    with pytest.raises(ValueError, match="seed_spread"):
-        check_rerun([1.0], [1.0], 0.0, AMD)
+        check_rerun([1.0], [1.0, 2.0], AMD, tolerance=0.1, why="")
+    with pytest.raises(ValueError, match="tolerance must be a positive number, got 0.0"):
+        check_rerun([1.0], [1.0], AMD, tolerance=0.0, why="")
