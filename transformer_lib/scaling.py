@@ -23,9 +23,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from transformer_lib.lm_training import train_lm, windows, windows_loss
+from transformer_lib.lm_training import train_lm, windows_loss
 from transformer_lib.models import GPT
-from transformer_lib.ngram import NGramLM
+from transformer_lib.ngram import NGramLM, windows_nll
 from transformer_lib.runtime import seed_everything
 from transformer_lib.tasks import TextTask
 
@@ -53,9 +53,8 @@ def non_embedding_parameters(gpt: GPT) -> int:
 
 def ngram_windows_loss(ngram: NGramLM, ids: torch.Tensor, block_size: int) -> float:
     """:func:`~transformer_lib.lm_training.windows_loss` for a counted n-gram: the same predictions, each from its
-    window's own past."""
-    nll = [value for window in windows(ids, block_size).tolist() for value in ngram.nll(window)[1:]]
-    return sum(nll) / len(nll)
+    window's own past (:func:`~transformer_lib.ngram.windows_nll`)."""
+    return float(windows_nll(ngram, ids.tolist(), block_size).mean())
 
 
 def train_budget(task: TextTask, d_model: int, layers: int, steps: int, lr: float, batch_size: int = 16,
