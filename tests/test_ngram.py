@@ -467,3 +467,28 @@ def test_min_gain_stops_when_an_order_gains_too_little():
                                 f"order {n - 1}'s {plain[n - 1][1]:.4f}")
     with pytest.raises(ValueError, match="min_gain must be a finite number >= 0, got -0.1"):
         best_counted_model(train, valid, test, min_gain=-0.1)
+
+
+@pytest.mark.parametrize(("smoothing", "setting"), [("kneser-ney", {"discount": 0.7}),
+                                                    ("modified-kneser-ney", {"scale": 1.1}),
+                                                    ("absolute", {"discount": 0.6})])
+def test_distribution_is_every_next_probability_and_sums_to_one(smoothing, setting):
+    lm = NGramLM(4, smoothing=smoothing, **setting).fit(_markov_text(3000, 5))
+    for context in ("", "a", "abcab", "zz"):
+        dist = lm.distribution(context)
+        assert dist.shape == (len(lm.vocabulary) + 1,) and dist.sum() == pytest.approx(1.0, abs=1e-12)
+        expected = [lm.prob(context, s) for s in lm.vocabulary] + [lm.prob(context, "unseen")]
+        assert dist == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_variant_may_switch_between_smoothings_that_share_counts():
+    text = _markov_text(3000, 6)
+    modified = NGramLM(4, smoothing="modified-kneser-ney").fit(text)
+    one = modified.variant(3, 0.7, smoothing="kneser-ney")
+    assert (one.smoothing, one.order, one.discount) == ("kneser-ney", 3, 0.7)
+    assert one.nll(text[:200]) == pytest.approx(NGramLM(3, 0.7).fit(text).nll(text[:200]), abs=1e-12)
+    raw = modified.variant(smoothing="absolute", setting=0.5)
+    assert raw.nll(text[:200]) == pytest.approx(NGramLM(4, 0.5, smoothing="absolute").fit(text).nll(text[:200]),
+                                                abs=1e-12)
+    with pytest.raises(ValueError, match="no continuation counts for 'kneser-ney'"):
+        NGramLM(3, smoothing="absolute").fit(text).variant(smoothing="kneser-ney")

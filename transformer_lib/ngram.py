@@ -387,6 +387,10 @@ class _Stream:
         return cls.running(symbols, index) if block_size is None else cls.windows(symbols, index, block_size)
 
 
+#: A symbol no vocabulary holds: it encodes as the unknown class.
+_UNSEEN = object()
+
+
 def _encode(symbols: Iterable[Hashable], index: dict) -> np.ndarray:
     """``(L,)`` int64 ids: ``index[symbol]``, or ``len(index)`` (the unknown class) for a symbol not in it."""
     unknown = len(index)
@@ -472,21 +476,36 @@ class NGramLM:
         self._index = {s: i for i, s in enumerate(self.vocabulary)}
         return _encode(symbols, self._index)
 
-    def variant(self, order: int | None = None, setting: float | None = None) -> NGramLM:
-        """The model of a lower (or equal) ``order`` and another ``setting``, sharing this one's counts.
+    def variant(self, order: int | None = None, setting: float | None = None,
+                smoothing: str | None = None) -> NGramLM:
+        """The model of a lower (or equal) ``order``, another ``setting`` or ``smoothing``, sharing this one's counts.
 
-        ``setting`` is the discount ``D`` or, for modified Kneser-Ney, the scale. The result scores
-        exactly as ``NGramLM(order, ...).fit(same text)`` would, without counting again.
+        ``setting`` is the discount ``D`` or, for modified Kneser-Ney, the scale (by default this
+        model's, or the default of another ``smoothing``). The two Kneser-Ney smoothings count
+        alike, so either can become the other (or absolute discounting, which needs only the raw
+        counts); absolute discounting has no continuation counts to give. The result scores exactly
+        as ``NGramLM(order, ...).fit(same text)`` would, without counting again.
         """
         self._check_fitted()
         order = self.order if order is None else order
         if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= self.order:
             raise ValueError(f"order must be an integer from 1 to the fitted order {self.order}, got {order!r}")
-        return self._sharing(order, self.setting if setting is None else setting, self._orders)
+        smoothing = self.smoothing if smoothing is None else smoothing
+        if smoothing not in SMOOTHINGS:
+            raise ValueError(f"smoothing must be one of {SMOOTHINGS}, got {smoothing!r}")
+        if self.smoothing == "absolute" and smoothing != "absolute":
+            raise ValueError(f"a model counted for 'absolute' smoothing has no continuation counts for {smoothing!r}: "
+                             "fit one with that smoothing")
+        if setting is None and smoothing == self.smoothing:
+            setting = self.setting
+        return self._sharing(order, setting, self._orders, smoothing)
 
-    def _sharing(self, order: int, setting: float, orders: list[_Order]) -> NGramLM:
+    def _sharing(self, order: int, setting: float | None, orders: list[_Order],
+                 smoothing: str | None = None) -> NGramLM:
         """A model of ``order`` on the counts ``orders`` (those of this vocabulary), without copying them."""
-        lm = NGramLM(order, smoothing=self.smoothing, **{self.setting_name: setting})
+        smoothing = self.smoothing if smoothing is None else smoothing
+        name = "scale" if smoothing == "modified-kneser-ney" else "discount"
+        lm = NGramLM(order, smoothing=smoothing, **{name: setting})
         top = orders[order - 1]  # always scored with its raw counts: its continuation counts are let go
         lm.vocabulary, lm._index = self.vocabulary, self._index
         lm._orders = [*orders[:order - 1], _Order(top.keys, top.raw)]
@@ -535,6 +554,22 @@ class NGramLM:
         self._check_fitted()
         kept = tuple(context)[-(self.order - 1):] if self.order > 1 else ()
         return float(math.exp(self._log_probs(_Stream.running([*kept, symbol], self._index))[-1]))
+
+    def distribution(self, context: Sequence[Hashable]) -> np.ndarray:
+        """``(V + 1,)``: ``P(w | context)`` for every symbol ``w`` of :attr:`vocabulary`, then the unknown class.
+
+        Only the last ``order - 1`` symbols of ``context`` (any length) count. The probabilities sum
+        to one; a sampler draws the next symbol from them.
+        """
+        self._check_fitted()
+        kept = list(tuple(context)[-(self.order - 1):]) if self.order > 1 else []
+        candidates = [*self.vocabulary, _UNSEEN]
+        stream = _Stream.sequences([[*kept, symbol] for symbol in candidates], self._index) if kept else None
+        if stream is None:  # no context: the first symbol of a text
+            stream = _Stream(_encode(candidates, self._index), np.zeros(len(candidates), dtype=np.int64),
+                             np.ones(len(candidates), dtype=bool))
+        log_probs = self._log_probs(stream)
+        return np.exp(log_probs[len(kept)::len(kept) + 1])
 
     def nll(self, symbols: Sequence[Hashable]) -> np.ndarray:
         """``(len(symbols),)`` negative log-likelihood (nats) of each symbol given up to ``n - 1`` predecessors."""
