@@ -13,6 +13,7 @@ from transformer_lib.ngram import (
     FALLBACK_DISCOUNTS,
     NGramLM,
     best_counted_model,
+    losses_by_setting,
     modified_kneser_ney_discounts,
     sequences_nll,
     windows_nll,
@@ -492,3 +493,16 @@ def test_a_variant_may_switch_between_smoothings_that_share_counts():
                                                 abs=1e-12)
     with pytest.raises(ValueError, match="no continuation counts for 'kneser-ney'"):
         NGramLM(3, smoothing="absolute").fit(text).variant(smoothing="kneser-ney")
+
+
+def test_losses_by_setting_scores_every_setting_as_its_own_variant():
+    text = _markov_text(6000, 7)
+    train, valid = text[:5000], text[5000:]
+    modified = NGramLM(4, smoothing="modified-kneser-ney").fit(train)
+    losses = losses_by_setting(modified, valid, (0.5, 0.9), smoothing="kneser-ney", block_size=16)
+    for d, loss in losses.items():
+        assert loss == pytest.approx(windows_nll(modified.variant(smoothing="kneser-ney", setting=d), valid, 16).mean(),
+                                     abs=1e-12)
+    assert set(losses_by_setting(modified, valid, (0.8, 1.2))) == {0.8, 1.2}
+    with pytest.raises(ValueError, match="discount must be .* between 0 and 1"):
+        losses_by_setting(modified, valid, (1.5,), smoothing="kneser-ney")
