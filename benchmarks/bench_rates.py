@@ -44,7 +44,7 @@ RESULTS = Path(__file__).resolve().parent / "results" / "rates.json"
 REPEAT = {"vocab_size": 64, "half": 16, "concentration": 1.0, "task_seed": 0, "d_model": 64, "heads": 4, "layers": 2,
           "d_ff": 256, "steps": 600, "batch_size": 32, "valid_sequences": 200, "valid_seed": 2}
 REPEAT_RATES = (1e-3, 3e-3, 1e-2, 3e-2)
-ABLATION_RATES = (3e-3, 6e-3, 1.2e-2, 2.4e-2)
+ABLATION_RATES = (1.5e-3, 3e-3, 6e-3, 1.2e-2, 2.4e-2)
 
 
 def repeat_model(kind: str) -> torch.nn.Module:
