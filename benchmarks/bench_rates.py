@@ -42,7 +42,7 @@ from transformer_lib.tasks import text_task
 RESULTS = Path(__file__).resolve().parent / "results" / "rates.json"
 #: Chapter 8's repeated-segment experiment: the task, the two models' size, the training, the validation sequences.
 REPEAT = {"vocab_size": 64, "half": 16, "concentration": 1.0, "task_seed": 0, "d_model": 64, "heads": 4, "layers": 2,
-          "d_ff": 256, "steps": 600, "batch_size": 32, "valid_sequences": 200, "valid_seed": 2}
+          "d_ff": 256, "steps": 1200, "batch_size": 32, "valid_sequences": 200, "valid_seed": 2}
 REPEAT_RATES = (1e-3, 3e-3, 1e-2, 3e-2)
 ABLATION_RATES = (1.5e-3, 3e-3, 6e-3, 1.2e-2, 2.4e-2)
 
