@@ -85,7 +85,7 @@ def ablation_run(name: str, lr: float, seed: int) -> dict:
     setup = AblationSetup()
     run = train_variant(setup, text_task(block_size=setup.context), variants(setup.heads)[name], lr, seed)
     return {"model": name, "lr": lr, "seed": seed, **{k: run[k] for k in ("d_ff", "params", "valid", "test")},
-            "cpu_seconds": run["cpu_s"]}
+            "cpu_seconds": run["cpu_seconds"]}
 
 
 def search_then_seeds(pool: ProcessPoolExecutor, run, models, rates) -> dict[str, dict]:

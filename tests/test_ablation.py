@@ -26,7 +26,7 @@ def test_every_variant_is_matched_to_the_gpt2_layouts_parameters():
 def test_train_variant_reports_its_losses_and_refuses_other_windows():
     task = text_task(block_size=SETUP.context, text=TEXT)
     run = train_variant(SETUP, task, variants(SETUP.heads)["RoPE"], lr=1e-2, seed=0)
-    assert set(run) == {"model", "d_ff", "params", "valid", "test", "cpu_s"}
+    assert set(run) == {"model", "d_ff", "params", "valid", "test", "cpu_seconds"}
     assert run["test"] < math.log(len(task.vocab)) and not run["model"].training
     again = train_variant(SETUP, task, variants(SETUP.heads)["RoPE"], lr=1e-2, seed=0)
     assert again["test"] == run["test"]  # seeded: the same weights and batches

@@ -82,7 +82,7 @@ def variants(heads: int) -> dict[str, ModernConfig]:
 def train_variant(setup: AblationSetup, task: TextTask, config: ModernConfig, lr: float, seed: int = 0) -> dict:
     """Train one variant at its matched width; return the model and its losses.
 
-    Returns ``{"model", "d_ff", "params", "valid", "test", "cpu_s"}``: the trained model (in eval
+    Returns ``{"model", "d_ff", "params", "valid", "test", "cpu_seconds"}``: the trained model (in eval
     mode), its width and trained parameters, its final validation and test losses
     (:func:`~transformer_lib.lm_training.windows_loss` over windows of ``setup.context``) and the CPU
     seconds its training took.
@@ -93,4 +93,4 @@ def train_variant(setup: AblationSetup, task: TextTask, config: ModernConfig, lr
     model = setup.build(len(task.vocab), config, d_ff, seed)
     run = train_lm(model, task, setup.steps, lr, setup.batch_size, seed=seed)
     return {"model": model.eval(), "d_ff": d_ff, "params": setup.trained_parameters(model), "valid": run["valid"],
-            "test": windows_loss(model, task.test, task.block_size), "cpu_s": run["curve"][-1]["cpu_seconds"]}
+            "test": windows_loss(model, task.test, task.block_size), "cpu_seconds": run["curve"][-1]["cpu_seconds"]}
