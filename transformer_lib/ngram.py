@@ -148,10 +148,11 @@ class _Counts:
     @classmethod
     def of(cls, per_gram: np.ndarray, contexts: np.ndarray, n_contexts: int) -> _Counts:
         """From the count of each k-gram ``(M_k,)`` and its context id ``(M_k,)``, with ``n_contexts`` ids."""
-        capped = np.minimum(per_gram, 3)
         total = np.bincount(contexts, weights=per_gram, minlength=n_contexts).astype(np.int64)
-        followers = np.stack([np.bincount(contexts[capped == r], minlength=n_contexts) for r in (1, 2, 3)])
-        count_of_counts = tuple(int(np.count_nonzero(per_gram == r)) for r in (1, 2, 3, 4))
+        # One bincount for all three N_r: row r of (4, n_contexts) counts the grams with min(count, 3) = r.
+        level = np.minimum(per_gram, 3)
+        followers = np.bincount(level * n_contexts + contexts, minlength=4 * n_contexts).reshape(4, n_contexts)[1:]
+        count_of_counts = tuple(int(n) for n in np.bincount(np.minimum(per_gram, 5), minlength=6)[1:5])
         return cls(_compact(per_gram), _compact(total), _compact(followers), count_of_counts)
 
     @property
@@ -179,6 +180,48 @@ class _Order:
         return self.keys.nbytes + self.raw.nbytes + (self.continuation.nbytes if self.continuation else 0)
 
 
+@dataclass
+class _Grams:
+    """The k-grams of one order at every position ``s = 0 .. N - k`` of a training stream of ``N`` symbols.
+
+    Attributes:
+        ids: ``(N - k + 1,)`` the id of the k-gram starting at each position (ids number the distinct
+            k-grams in sorted order).
+        order: ``(N - k + 1,)`` the positions sorted by (id, position).
+    """
+
+    ids: np.ndarray
+    order: np.ndarray
+
+    @classmethod
+    def empty(cls, n: int) -> _Grams:
+        """Order 0: the one empty gram, at each of the ``n + 1`` positions of a stream of ``n`` symbols."""
+        dtype = np.int32 if n < np.iinfo(np.int32).max else np.int64  # positions and ids: half the memory
+        return cls(np.zeros(n + 1, dtype=dtype), np.arange(n + 1, dtype=dtype))
+
+
+def _sort_next_order(symbols: np.ndarray, below: _Grams) -> tuple[_Grams, np.ndarray, np.ndarray]:
+    """The k-grams of ``symbols`` ``(N,)`` from the (k-1)-grams; per distinct k-gram, its first position and count.
+
+    The same as ``np.unique`` of the keys ``below.ids[s] * V + symbols[s + k - 1]`` (with
+    ``return_inverse``, ``return_index`` and ``return_counts``), without comparing keys: the k-gram
+    at ``s`` is ``symbols[s]`` followed by the (k-1)-gram at ``s + 1``, so the positions
+    ``below.order - 1`` (all but -1) come sorted by the rest of their gram, and a stable sort by the
+    first symbol alone (a radix sort, linear in ``N``) sorts them by the whole gram: in the order of
+    (first symbol, rest), which is that of (context, last symbol).
+    """
+    order = below.order[below.order > 0]
+    order -= 1
+    order = order[np.argsort(symbols[order], kind="stable")]
+    first_symbol, rest = symbols[order], below.ids[order + 1]
+    new = np.ones(len(order), dtype=bool)  # where a distinct k-gram begins, in sorted order
+    new[1:] = (first_symbol[1:] != first_symbol[:-1]) | (rest[1:] != rest[:-1])
+    ids = np.empty_like(below.ids, shape=len(order))
+    ids[order] = np.cumsum(new, dtype=ids.dtype) - 1
+    at = np.flatnonzero(new)
+    return _Grams(ids, order), order[at], np.diff(at, append=len(order))
+
+
 class _Counter:
     """Counts the n-grams of a training stream of ids ``(N,)``, one order at a time: 1, 2, 3, ..."""
 
@@ -187,29 +230,28 @@ class _Counter:
         self.vocab_size = vocab_size
         self.continuation = continuation
         self.orders: list[_Order] = []
-        # The id of the highest order's gram ending at each position: index e is end position e + k - 1
-        # for order k (order 0: the one empty gram, "ending" at positions -1 .. N - 1).
-        self._ends = np.zeros(len(ids) + 1, dtype=np.int64)
+        self._grams = _Grams.empty(len(ids))  # the highest order's grams at each position
+        self._symbols = _compact(ids)  # the smallest dtype sorts fastest
 
     def count_next_order(self) -> None:
         """Count order ``k = len(self.orders) + 1``; fill in the continuation counts of order ``k - 1``."""
         k, v = len(self.orders) + 1, self.vocab_size
         n_contexts = len(self.orders[-1].keys) if self.orders else 1
-        keys = self._ends[:-1] * v + self.ids[k - 1:]
+        below = self._grams
+        self._grams, first, counts = _sort_next_order(self._symbols, below)
+        contexts = below.ids[first].astype(np.int64)  # the (k-1)-gram each k-gram begins with
+        grams = contexts * v + self.ids[first + k - 1]
         if n_contexts * v <= np.iinfo(np.uint32).max:
-            keys = keys.astype(np.uint32)  # sorts faster, and half the memory
-        grams, first, ends, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
-        contexts = grams.astype(np.int64) // v
+            grams = grams.astype(np.uint32)  # half the memory
         if self.continuation and self.orders:
-            # A k-gram's suffix is the (k-1)-gram ending where it ends: one per distinct k-gram.
-            below = self.orders[-1]
-            suffixes = self._ends[first + 1]
-            below_contexts = below.keys.astype(np.int64) // v
-            n_below_contexts = len(self.orders[-2].keys) if len(self.orders) > 1 else 1
-            below.continuation = _Counts.of(np.bincount(suffixes, minlength=len(below.keys)), below_contexts,
-                                            n_below_contexts)
+            # A k-gram's suffix is the (k-1)-gram it ends with: one per distinct k-gram.
+            suffixes = below.ids[first + 1]
+            lower = self.orders[-1]
+            lower_contexts = lower.keys.astype(np.int64) // v
+            n_lower_contexts = len(self.orders[-2].keys) if len(self.orders) > 1 else 1
+            lower.continuation = _Counts.of(np.bincount(suffixes, minlength=len(lower.keys)), lower_contexts,
+                                            n_lower_contexts)
         self.orders.append(_Order(grams, _Counts.of(counts, contexts, n_contexts)))
-        self._ends = ends.astype(np.int64)
 
 
 def _next_grams(keys: np.ndarray, grams: np.ndarray, ids: np.ndarray, vocab_size: int) -> np.ndarray:
@@ -229,27 +271,30 @@ def _next_grams(keys: np.ndarray, grams: np.ndarray, ids: np.ndarray, vocab_size
     return found
 
 
-def _take(values: np.ndarray, index: np.ndarray, known: np.ndarray) -> np.ndarray:
-    """``values[..., index]`` as floats where ``known``, 0 elsewhere."""
-    if not values.size:
-        return np.zeros(values.shape[:-1] + index.shape)
-    return np.where(known, values[..., np.where(known, index, 0)], 0).astype(float)
-
-
 @dataclass
 class _Seen:
-    """What one table says at the scored positions ``(P,)``: counts, totals and followers, as floats."""
+    """What one table says at the scored positions ``(P,)`` whose context it has seen (``c(h .) > 0``).
 
-    count: np.ndarray  # (P,) c(h w), 0 for a gram never seen
-    level: np.ndarray  # (P,) min(c(h w), 3): which discount it loses
-    total: np.ndarray  # (P,) c(h .), 0 for a context never seen
-    followers: np.ndarray  # (3, P) N_1(h .), N_2(h .), N_3+(h .)
+    Only those positions are gathered and interpolated: at high orders most contexts of a text
+    never occurred in training, and there the order passes the one below through unchanged.
+    """
+
+    at: np.ndarray  # (Q,) which of the P positions have a seen context
+    count: np.ndarray  # (Q,) c(h w) as floats, 0 for a gram never seen
+    level: np.ndarray  # (Q,) min(c(h w), 3): which discount it loses
+    total: np.ndarray  # (Q,) c(h .) > 0, as floats
+    followers: np.ndarray  # (3, Q) N_1(h .), N_2(h .), N_3+(h .), as floats
 
     @classmethod
     def of(cls, counts: _Counts, contexts: np.ndarray, grams: np.ndarray) -> _Seen:
-        count = _take(counts.per_gram, grams, grams >= 0)
-        return cls(count, np.minimum(count, 3).astype(np.intp), _take(counts.total, contexts, contexts >= 0),
-                   _take(counts.followers, contexts, contexts >= 0))
+        """From the ids of each position's context and gram ``(P,)``, -1 where the table has none."""
+        at = np.flatnonzero(contexts >= 0)
+        at = at[counts.total[contexts[at]] > 0]
+        contexts, grams = contexts[at], grams[at]
+        known = grams >= 0
+        count = np.where(known, counts.per_gram[np.where(known, grams, 0)], 0).astype(float)
+        return cls(at, count, np.minimum(count, 3).astype(np.intp), counts.total[contexts].astype(float),
+                   counts.followers[:, contexts].astype(float))
 
 
 def _discount_rows(counts: _Counts, smoothing: str, settings: np.ndarray) -> np.ndarray:
@@ -269,9 +314,9 @@ def _interpolate(seen: _Seen, discounts: np.ndarray, p_lower: np.ndarray) -> np.
     taken = discounts[:, seen.level]
     gamma = (discounts[:, 1, None] * seen.followers[0] + discounts[:, 2, None] * seen.followers[1]
              + discounts[:, 3, None] * seen.followers[2])
-    seen_context = seen.total > 0
-    total = np.where(seen_context, seen.total, 1.0)
-    return np.where(seen_context, (seen.count - taken + gamma * p_lower) / total, p_lower)
+    p = p_lower.copy()
+    p[:, seen.at] = (seen.count - taken + gamma * p_lower[:, seen.at]) / seen.total
+    return p
 
 
 class _Chain:
@@ -312,10 +357,11 @@ class _Chain:
     def _lower(self, table: _Order, keep: np.ndarray) -> None:
         """Carry the chain through ``table`` as a lower order, at the active positions that go on (``keep``)."""
         counts = table.raw if self.smoothing == "absolute" else table.continuation
-        self.active = self.active[keep]
-        contexts, grams = (ids[keep] for ids in self._last)
-        self._p_lower = _interpolate(_Seen.of(counts, contexts, grams),
-                                     _discount_rows(counts, self.smoothing, self.settings), self._p_lower[:, keep])
+        if not keep.all():
+            self.active, self._p_lower = self.active[keep], self._p_lower[:, keep]
+            self._last = tuple(ids[keep] for ids in self._last)
+        self._p_lower = _interpolate(_Seen.of(counts, *self._last),
+                                     _discount_rows(counts, self.smoothing, self.settings), self._p_lower)
 
 
 def _check_symbols(symbols: object, what: str) -> None:
