@@ -105,10 +105,9 @@ def main() -> None:
                   "jobs": args.jobs, "context": CONTEXT,
                   "batch_size": BATCH, "budgets": list(budgets), "lrs": list(lrs), "runs": runs}
         if previous is not None:
-            history = previous.get("history", [{k: previous.get(k) for k in ("command", "date", "machine", "torch")}])
-            record["history"] = [*history, {"command": command, "date": date, "machine": record["machine"],
-                                            "torch": record["torch"], "python": sys.version,
-                                            "commit": record["commit"]}]
+            provenance = ("command", "date", "machine", "cpu_capability", "python", "torch", "commit")
+            history = previous.get("history", [{k: previous[k] for k in provenance if k in previous}])
+            record["history"] = [*history, {k: record[k] for k in provenance}]
             record["lrs"], record["runs"] = previous["lrs"], previous["runs"] + runs
         record["runs"].sort(key=lambda r: (r["d_model"], r["steps"], r["lr"], r.get("seed", 0)))
         out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
