@@ -55,7 +55,7 @@ def machine_record() -> dict[str, str]:
         "machine": f"{cpu_name()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}",
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "python": sys.version,
-        "torch": torch.__version__,
+        "torch": str(torch.__version__),  # a plain str: TorchVersion cannot be read back with weights_only
     }
 
 
