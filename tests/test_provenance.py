@@ -1,6 +1,7 @@
 """transformer_lib.provenance: a rerun is exact on the file's machine kind, within the seeds' spread elsewhere."""
 
 import pytest
+import torch
 
 from transformer_lib.provenance import check_rerun, machine_record, same_machine_kind
 
@@ -13,6 +14,12 @@ def test_machine_record_names_the_cpu_and_versions():
     record = machine_record()
     assert set(record) == {"machine", "cpu_capability", "python", "torch"}
     assert same_machine_kind(record)
+
+
+def test_machine_record_is_read_back_by_a_weights_only_load(tmp_path):
+    # torch.__version__ is a TorchVersion: saved as such, a weights_only load refuses the whole file.
+    torch.save({**machine_record(), "weights": {"w": torch.zeros(2)}}, tmp_path / "w.pt")
+    assert torch.load(tmp_path / "w.pt", weights_only=True)["torch"] == torch.__version__
 
 
 def test_the_machine_kind_is_the_cpu_its_capability_and_the_versions():

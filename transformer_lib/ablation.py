@@ -6,7 +6,7 @@ attention has smaller key and value projections) or add some (SwiGLU's third mat
 compared at unequal size, so each variant gets the feed-forward width ``d_ff`` whose parameter count
 is closest to the GPT-2 layout's (:meth:`AblationSetup.matched_d_ff`). Every variant is trained by
 chapter 8's loop (:func:`~transformer_lib.lm_training.train_lm`) with the same steps, batches and seeds;
-its peak learning rate is its own, chosen on validation (``benchmarks/bench_rates.py``).
+its peak learning rate is its own, chosen on validation (``benchmarks/bench_small_runs.py``).
 
 The models accept ``longest`` positions, more than the training windows (``context``), so that
 chapter 11 can test them on longer sequences; the rows of a learned position table beyond
