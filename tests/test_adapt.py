@@ -314,7 +314,7 @@ def test_dpo_objective_starts_at_log_2_and_its_gradient_moves_the_policy():
     loss.backward()
     with torch.no_grad():
         for p in model.parameters():
-            p -= 0.5 * p.grad
+            p -= 0.01 * p.grad  # a small step against the gradient lowers the loss
     metrics = objective.evaluate(model, [batch], torch.device("cpu"))
     assert metrics["valid_loss"] < math.log(2) and metrics["reward_margin"] > 0
     assert set(metrics) == {"valid_loss", "preference_accuracy", "chosen_reward", "rejected_reward", "reward_margin"}

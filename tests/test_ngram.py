@@ -12,15 +12,13 @@ import pytest
 from transformer_lib.ngram import (
     FALLBACK_DISCOUNTS,
     NGramLM,
-    _Counts,
-    _Grams,
-    _sort_next_order,
     best_counted_model,
     losses_by_setting,
     modified_kneser_ney_discounts,
     sequences_nll,
     windows_nll,
 )
+from transformer_lib.ngram.counting import _Counts, _Grams, _sort_next_order
 
 # "abababcb": unigrams a 3, b 4, c 1 (8 in all); bigrams ab 3, ba 2, bc 1, cb 1.
 # Continuation counts N(. w) over the 4 distinct bigrams: a 1 (ba), b 2 (ab, cb), c 1 (bc).
