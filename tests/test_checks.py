@@ -158,12 +158,19 @@ def modules_loaded_by_importing_the_package() -> set[str]:
     while pending:
         name = pending.pop()
         loaded.add(name)
-        path = package / "__init__.py" if name == "transformer_lib" else package.joinpath(*name.split(".")[1:])
-        for node in ast.parse(path.with_suffix(".py").read_text(encoding="utf-8")).body:
+        path = package.joinpath(*name.split(".")[1:])
+        is_package = path.is_dir()  # a subpackage (transformer_lib.ngram): its __init__.py
+        path = path / "__init__.py" if is_package else path.with_suffix(".py")
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):  # from .tokens import Vocab; from . import tokens
-                base = "transformer_lib" + (f".{node.module}" if node.module else "") if node.level else node.module
+            elif isinstance(node, ast.ImportFrom):  # from .tokens import Vocab; from . import tokens; from ..x import y
+                if node.level:
+                    parts = name.split(".") if is_package else name.split(".")[:-1]
+                    parts = parts[:len(parts) - node.level + 1]
+                    base = ".".join(parts) + (f".{node.module}" if node.module else "")
+                else:
+                    base = node.module
                 names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
             else:
                 continue
