@@ -1,5 +1,6 @@
 """The book: builds with warnings as errors, holds every page of the table of contents, loads
-nothing from the network, and shows no instructor-only content."""
+nothing from the network, shows no instructor-only content, numbers its sections as the section
+references assume, and captions every figure."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from bs4 import BeautifulSoup
 
 from coursetools.authoring.sources import assignments
 from coursetools.common.layout import REPO_ROOT, nbgrader_env
 
-from book_helpers import chapter_pages, toc_files
+from book_helpers import chapter_pages, section_numbers, toc_files
 from course_helpers import leaked_lines, public_lines, secret_lines, source_notebook
 
 pytestmark = pytest.mark.slow
@@ -152,3 +154,61 @@ def test_no_heading_numbers_itself():
             if not in_code and re.match(r"#{1,6} \d+(\.\d+)*\.? ", line):
                 numbered.append(f"{page}.md: {line}")
     assert not numbered, f"headings with a number of their own: {numbered}"
+
+
+def built_section_numbers(html: Path, pages: set[str]) -> dict[str, tuple[str, str]]:
+    """Each section number the built ``pages`` show in a heading -> (page, the heading's text)."""
+    numbers = {}
+    for page in pages:
+        article = BeautifulSoup((html / f"{page}.html").read_text(encoding="utf-8"), "html.parser").find("article")
+        for span in article.find_all("span", class_="section-number"):
+            if re.fullmatch(r"h[1-6]", span.parent.name):
+                title = span.parent.get_text().replace(span.get_text(), "", 1).rstrip("#")
+                numbers[span.get_text().strip().rstrip(".")] = (page, title)
+    return numbers
+
+
+def test_the_section_numbers_of_the_references_check_are_those_of_the_built_book(built_book: Path):
+    """``tests/test_section_references.py`` checks every "section N.M" against numbers it works out
+    from ``_toc.yml`` and the pages' headings; they must be the ones Sphinx printed."""
+    expected = section_numbers()
+    built = built_section_numbers(built_book, {page for page, _ in expected.values()})
+
+    def words(title: str) -> list[str]:  # "`torch.nn.X`" in the source is "torch.nn.X" in the page
+        return re.findall(r"[a-z]+", title.lower())
+
+    differ = [f"{number}: built {built.get(number)}, expected {expected.get(number)}"
+              for number in sorted(set(built) | set(expected))
+              if number not in built or number not in expected or built[number][0] != expected[number][0]
+              or words(built[number][1]) != words(expected[number][1])]
+    assert not differ, f"section numbers that the references check gets wrong: {differ}"
+
+
+#: Pages rewritten elsewhere whose figures still lack captions: the test expects them to fail until
+#: their captions come (then strict xfail reports them, and the entry goes).
+UNCAPTIONED_FOR_NOW = {"book/ch08_decoder": "two figures without a caption: 8.1's mask and dependence maps, "
+                                            "8.6's next-character probabilities"}
+
+
+def uncaptioned_images(page_html: str) -> list[str]:
+    """The ``src`` of each image on a page that is not inside a ``<figure>`` with a ``<figcaption>``."""
+    article = BeautifulSoup(page_html, "html.parser").find("article")
+    return [image.get("src", "") for image in article.find_all("img")
+            if (figure := image.find_parent("figure")) is None or figure.find("figcaption") is None]
+
+
+@pytest.mark.parametrize("page", [pytest.param(page, marks=pytest.mark.xfail(strict=True, reason=reason))
+                                  if (reason := UNCAPTIONED_FOR_NOW.get(page)) else page
+                                  for page in chapter_pages()])
+def test_every_figure_has_a_caption(built_book: Path, page: str):
+    """A figure that a cell draws is numbered, and can be referenced, only with ``mystnb: figure:``
+    (a name and a caption) in its cell's metadata."""
+    missing = uncaptioned_images((built_book / f"{page}.html").read_text(encoding="utf-8"))
+    assert not missing, f"{page}: {len(missing)} figures without a caption: {missing}"
+
+
+def test_the_caption_check_finds_an_image_outside_a_captioned_figure():
+    captioned = '<figure><div><img src="a.png"/></div><figcaption><p>Fig. 3.1 A store</p></figcaption></figure>'
+    assert uncaptioned_images(f"<article>{captioned}</article>") == []
+    assert uncaptioned_images('<article><div class="cell_output"><img src="b.png"/></div></article>') == ["b.png"]
+    assert uncaptioned_images('<article><figure><img src="c.png"/></figure></article>') == ["c.png"]

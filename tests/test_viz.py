@@ -60,6 +60,7 @@ def test_diagrams_name_their_parts():
     transformer = texts(draw_transformer(n_layers="6"))
     for part in ("masked self-attention", "cross-attention", "feed-forward", "add & norm", "6$\\times$"):
         assert part in transformer
+    assert "L$\\times$" in texts(draw_transformer())  # the notation page's letter for the number of layers
     assert "$QW^Q_i$" in texts(draw_multi_head_attention(num_heads=8))
     assert "$h = 8$" in texts(draw_multi_head_attention(num_heads=8))
     assert "softmax over keys" in texts(draw_scaled_dot_product_attention())

@@ -301,8 +301,9 @@ def draw_multi_head_attention(num_heads: int = 4) -> Figure:
     return fig
 
 
-def draw_transformer(n_layers: str = "N") -> Figure:
-    """The encoder-decoder Transformer (post-LN, as in the paper): two stacks joined by cross-attention."""
+def draw_transformer(n_layers: str = "L") -> Figure:
+    """The encoder-decoder Transformer (post-LN, as in the paper): two stacks joined by cross-attention,
+    each repeated layer framed and labelled ``n_layers``, the course's letter for their number (the paper's N)."""
     fig, ax = _canvas(COLUMN_WIDTH, 5.9)
     x_enc, x_dec = 2.0, 4.9
     encoder = [("embedding + PE", "embed"), ("self-attention", "attention"), ("add & norm", "norm"),
