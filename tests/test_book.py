@@ -184,12 +184,6 @@ def test_the_section_numbers_of_the_references_check_are_those_of_the_built_book
     assert not differ, f"section numbers that the references check gets wrong: {differ}"
 
 
-#: Pages rewritten elsewhere whose figures still lack captions: the test expects them to fail until
-#: their captions come (then strict xfail reports them, and the entry goes).
-UNCAPTIONED_FOR_NOW = {"book/ch08_decoder": "two figures without a caption: 8.1's mask and dependence maps, "
-                                            "8.6's next-character probabilities"}
-
-
 def uncaptioned_images(page_html: str) -> list[str]:
     """The ``src`` of each image on a page that is not inside a ``<figure>`` with a ``<figcaption>``."""
     article = BeautifulSoup(page_html, "html.parser").find("article")
@@ -197,9 +191,7 @@ def uncaptioned_images(page_html: str) -> list[str]:
             if (figure := image.find_parent("figure")) is None or figure.find("figcaption") is None]
 
 
-@pytest.mark.parametrize("page", [pytest.param(page, marks=pytest.mark.xfail(strict=True, reason=reason))
-                                  if (reason := UNCAPTIONED_FOR_NOW.get(page)) else page
-                                  for page in chapter_pages()])
+@pytest.mark.parametrize("page", chapter_pages())
 def test_every_figure_has_a_caption(built_book: Path, page: str):
     """A figure that a cell draws is numbered, and can be referenced, only with ``mystnb: figure:``
     (a name and a caption) in its cell's metadata."""
