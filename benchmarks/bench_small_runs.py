@@ -47,7 +47,7 @@ from transformer_lib.corpus import python_corpus
 from transformer_lib.induction import AttentionOnlyLM, parts, repeat_task, train_on_repeats
 from transformer_lib.lm_training import sequence_losses
 from transformer_lib.models import GPT
-from transformer_lib.provenance import code_commit, machine_record, same_machine_kind
+from transformer_lib.provenance import code_commit, machine_record, same_machine_kind, save_results
 from transformer_lib.runtime import seed_everything
 from transformer_lib.tasks import text_task
 
@@ -145,9 +145,7 @@ def save_opened_weights(jobs: int, out: Path) -> None:
     weights = {"command": " ".join(["python", "benchmarks/bench_small_runs.py", *sys.argv[1:]]),
                "date": started.strftime("%Y-%m-%d %H:%M UTC"), **machine_record(), "commit": commit,
                "results": RESULTS.name, "monitor": list(MONITOR), **saved}
-    tmp = out.with_suffix(".tmp")
-    torch.save(weights, tmp)
-    tmp.replace(out)
+    save_results(out, weights)
     print(f"wrote {out} ({out.stat().st_size / 2**20:.1f} MiB)")
 
 
@@ -177,9 +175,7 @@ def main() -> None:
               "corpus_sha256": python_corpus().sha256, "seeds": list(SEEDS),
               "ch08_repeat": {"setup": REPEAT, "models": repeat},
               "ch11": {"setup": AblationSetup().as_dict(), "variants": ablation}}
-    tmp = args.out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(args.out)
+    save_results(args.out, record)
     print(f"wrote {args.out}")
 
 

@@ -18,7 +18,6 @@ kind of machine the file records and otherwise within twice the three seeds' spr
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -28,7 +27,7 @@ from pathlib import Path
 
 import torch
 
-from transformer_lib.provenance import code_commit, machine_record
+from transformer_lib.provenance import code_commit, machine_record, save_results
 from transformer_lib.reviews import pretrain, review_splits
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -78,14 +77,9 @@ def main() -> None:
               "runs": [{k: v for k, v in r.items() if k != "state_dict"} for r in runs],
               "chosen": {corpus: r["lr"] for corpus, r in chosen.items()}, "checks": checks,
               "weights": "reviews_bodies.pt"}
-    bodies = {corpus: r["state_dict"] for corpus, r in chosen.items()}
-    for path, write in ((RESULTS / "reviews_bodies.pt", lambda tmp: torch.save(bodies, tmp)),
-                        (RESULTS / "reviews_pretrain.json",
-                         lambda tmp: tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8"))):
-        tmp = path.with_suffix(".tmp")
-        write(tmp)
-        tmp.replace(path)
-        print(f"wrote {path}")
+    save_results(RESULTS / "reviews_bodies.pt", {corpus: r["state_dict"] for corpus, r in chosen.items()})
+    save_results(RESULTS / "reviews_pretrain.json", record)
+    print(f"wrote {RESULTS / 'reviews_bodies.pt'} and {RESULTS / 'reviews_pretrain.json'}")
 
 
 if __name__ == "__main__":

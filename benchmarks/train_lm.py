@@ -27,7 +27,6 @@ default 11,000 steps are about an hour of CPU per seed, the search's 2,200 steps
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -40,7 +39,7 @@ import torch
 from transformer_lib.corpus import python_corpus
 from transformer_lib.lm_training import train_lm, windows_loss
 from transformer_lib.models import GPT
-from transformer_lib.provenance import code_commit, machine_record
+from transformer_lib.provenance import code_commit, machine_record, save_results
 from transformer_lib.runtime import seed_everything
 from transformer_lib.tasks import text_task
 
@@ -70,9 +69,7 @@ def run(args: argparse.Namespace, seed: int, steps: int, lr: float, weights: Pat
     if weights is not None:
         weights.parent.mkdir(parents=True, exist_ok=True)
         state = {name: tensor.detach().cpu() for name, tensor in gpt.state_dict().items()}
-        tmp = weights.with_suffix(".tmp")
-        torch.save(state, tmp)
-        tmp.replace(weights)  # atomic: a crash never leaves half a file
+        save_results(weights, state)
     print(f"seed {seed}, lr {lr:g}, {record['steps_run']} of {steps} steps: best valid {record['valid']:.4f} "
           f"(step {record['best']['step']}), test {record['test']:.4f}, {record['curve'][-1]['cpu_seconds']:.0f} s CPU",
           flush=True)
@@ -130,9 +127,7 @@ def main() -> None:
         "weights": {"file": args.weights.name, "seed": args.seeds[0]},
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(args.out)
+    save_results(args.out, record)
     print(f"wrote {args.out} and {args.weights}")
 
 

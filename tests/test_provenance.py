@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from transformer_lib.provenance import check_rerun, machine_record, same_machine_kind
+from transformer_lib.provenance import check_rerun, machine_record, same_machine_kind, save_results
 
 AMD = {"machine": "AMD EPYC, 2 cores, Linux 6.1", "cpu_capability": "AVX512", "python": "3.11.7 (main) [GCC]",
        "torch": "2.13.0+cpu"}
@@ -53,3 +53,12 @@ def test_bad_input_is_refused():
         check_rerun([1.0], [1.0, 2.0], AMD, tolerance=0.1, why="")
     with pytest.raises(ValueError, match="tolerance must be a positive number, got 0.0"):
         check_rerun([1.0], [1.0], AMD, tolerance=0.0, why="")
+
+
+def test_results_are_written_whole_and_read_back(tmp_path):
+    save_results(tmp_path / "r.json", {"loss": 1.5, "runs": [1, 2]})
+    save_results(tmp_path / "w.pt", {"w": torch.ones(3)})
+    assert (tmp_path / "r.json").read_text(encoding="utf-8").endswith("\n")
+    assert torch.load(tmp_path / "w.pt", weights_only=True)["w"].tolist() == [1.0, 1.0, 1.0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "w.pt"]  # no temporary file left behind
+

@@ -24,6 +24,7 @@ Either way the difference is printed.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import platform
@@ -32,6 +33,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -132,3 +134,13 @@ def check_rerun(rerun: Sequence[float], recorded: Sequence[float], record: Mappi
     gap = max(abs(a - b) if math.isfinite(a) else math.inf for a, b in zip(rerun, recorded))
     same = same_machine_kind(record, here)
     return RerunCheck(gap=gap, tolerance=0.0 if same else tolerance, same_kind=same, why=why)
+
+
+def save_results(path: Path, record: Any) -> None:
+    """Write a results file atomically (a crash never leaves half a file): JSON for ``.json``, else ``torch.save``."""
+    tmp = path.with_name(path.name + ".tmp")
+    if path.suffix == ".json":
+        tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    else:
+        torch.save(record, tmp)
+    tmp.replace(path)
