@@ -37,13 +37,16 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # The source notebook's kernel is forced onto submissions; name the standard one, found on
 # PATH in the course's virtual environment, so a custom kernel name cannot break grading.
 c.ExecutePreprocessor.kernel_name = "python3"
-# Per-cell limit. The slowest solution cell runs in a few seconds; an infinite loop costs at
-# most this many seconds per remaining cell (see coursetools.grading.autograde for the notebook cap).
+# Per-cell limit, in CPU seconds of the kernel's process tree: a busy machine does not change it
+# (coursetools/checker/clock.py; a kernel that waits without computing is stopped at WALL_FACTOR = 10
+# times as many wall-clock seconds). The slowest solution cell runs in a few seconds; an infinite loop
+# costs at most this many seconds per remaining cell (see coursetools.grading.autograde for the notebook cap).
 c.ExecutePreprocessor.timeout = 30
 c.ExecutePreprocessor.interrupt_on_timeout = True
 # After a cell's reply, nbclient waits this long for the rest of its output, and nbgrader fails the whole
 # notebook past it ("Timeout waiting for IOPub output"; 4 s by default): a cell that printed 300 MB was
-# graded "timed out" on a busy machine while the output cap was still dropping its flood. Waiting longer
+# graded "timed out" on a busy machine while the grader's output cap was still dropping its flood (the
+# kernel's own cap now stops a flood before it is sent). Waiting longer
 # costs nothing when output has stopped, but a kernel that ignores the interrupt at the cell limit is
 # waited for that long too (bench_grading's hostile case: 11 s at 4 s, past 55 s at 60 s); not waiting
 # (raise_on_iopub_timeout = False) could lose a failed test's error and give its points.
@@ -77,18 +80,21 @@ c.IgnorePattern.pattern = r"[\s\S]"
 c.OverwriteCells.add_missing_cells = True
 # Huge printed outputs are cut before they reach the gradebook and feedback: in lines by nbgrader,
 # and in bytes per cell by the course (coursetools/grading/output_cap.py: the cut is said where it happens,
-# and the student flagged `output cut`); the bytes also while the cell runs, since nbclient holds a
-# cell's whole output in memory until it ends.
+# and the student flagged `output cut`); the bytes first in the kernel, before they are sent
+# (coursetools/checks/output_cap.py), then as they arrive, since nbclient holds a cell's whole output
+# in memory until it ends, then in the autograded notebook.
 c.LimitOutput.max_lines = 200
 c.LimitOutput.max_traceback = 30
 c.CapOutputBytes.max_bytes = 300_000
 
 from nbgrader.preprocessors import LimitOutput  # noqa: E402
 
+from coursetools.grading.kernel_client import GradingKernelClient  # noqa: E402
 from coursetools.grading.nbgrader_plugins import ExplainTimeouts  # noqa: E402
-from coursetools.grading.output_cap import CapOutputBytes, CappedKernelClient  # noqa: E402
+from coursetools.grading.output_cap import CapOutputBytes  # noqa: E402
 
-c.ConfinedKernelManager.client_factory = CappedKernelClient
+# nbclient's kernel client: output capped as it arrives, each cell's reply awaited against its clock
+c.ConfinedKernelManager.client_factory = GradingKernelClient
 # After execution: a cell stopped at the time limit says the limit and what to do; then the cap.
 # Execute is replaced by CheckedExecute (hidden blocks in the checker, above).
 _autograde = [CheckedExecute if p.__name__ == "Execute" else p

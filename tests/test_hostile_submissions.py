@@ -274,7 +274,7 @@ def test_output_is_capped_in_bytes_said_where_and_never_held_whole(graded):
              if noted_bytes(output)]
     assert len(notes) == 1 and noted_bytes(notes[0]) > (FLOOD_LINES - 1) * 2**20, notes
     assert noted_bytes(notes[0], DROPPED_KEY) > (FLOOD_LINES - 2) * 2**20, "the grader held the whole output"
-    assert "output cut here" in copy_.feedback_html("floods_output")
+    assert "output cut at 300,000 bytes" in copy_.feedback_html("floods_output")
     assert any("bytes of output not kept" in d for d in graded[1]["floods_output"]["details"])
 
 

@@ -7,6 +7,7 @@ who loops, through the real pipeline.
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 import zmq
@@ -16,15 +17,17 @@ from nbgrader.preprocessors import LimitOutput, SaveAutoGrades
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
+from coursetools.checker.clock import WALL_FACTOR
+from coursetools.checks.output_cap import KernelOutputCap, note_content
 from coursetools.common.layout import REPO_ROOT
-from coursetools.grading.nbgrader_plugins import ExplainTimeouts, timeout_message
+from coursetools.grading.kernel_client import GradingKernelClient
+from coursetools.grading.nbgrader_plugins import WALL_STOP, ExplainTimeouts, timeout_message
 from coursetools.grading.outcomes import OUTPUT_CUT, TAMPERED, autograde_status, output_cut
 from coursetools.grading.output_cap import (
     DROPPED_KEY,
     NOTE_KEY,
     CapOutputBytes,
     CappedIOPubChannel,
-    CappedKernelClient,
     cap_outputs,
     noted_bytes,
     output_bytes,
@@ -48,7 +51,7 @@ def test_a_cell_keeps_its_first_bytes_and_says_where_the_cut_is():
     kept, cut = cap_outputs(cell.outputs, 300_000)
     stream, note, error = kept
     assert stream.output_type == "stream" and output_bytes(stream) == 300_000
-    assert note.output_type == "display_data" and "output cut here" in note.data["text/plain"]
+    assert note.output_type == "display_data" and "output cut at 300,000 bytes" in note.data["text/plain"]
     assert noted_bytes(note) == cut == 20 * MB - 300_000
     assert f"{cut:,} bytes of it are not kept" in note.data["text/plain"] and "300,000 bytes" in note.data["text/plain"]
     # the error decides the score: it is kept, with its message
@@ -81,8 +84,8 @@ def test_a_cut_flags_the_student_and_says_how_much():
     cut = output_cut(nb)
     assert cut == [f"add: {20 * MB - 300_000:,} bytes of output not kept (more than a cell keeps: "
                    "CapOutputBytes.max_bytes)"]
-    assert autograde_status(0, "", [], [], 75, [], cut) == (OUTPUT_CUT, cut)
-    assert autograde_status(0, "", ["edited locked cell test_add"], [], 75, [], cut)[0] == TAMPERED
+    assert autograde_status(0, "", [], [], "", [], cut) == (OUTPUT_CUT, cut)
+    assert autograde_status(0, "", ["edited locked cell test_add"], [], "", [], cut)[0] == TAMPERED
     assert output_cut(new_notebook(cells=[new_code_cell("1")])) == []
 
 
@@ -139,9 +142,90 @@ def test_a_caller_with_a_timeout_gets_a_message_even_when_it_was_dropped():
     assert emptied["msg_type"] == "stream" and emptied["content"]["text"] == ""
 
 
+def test_the_kernels_note_is_updated_once_past_the_grader_and_a_forged_update_is_counted():
+    """The kernel's cap sends its note where the cut is and updates it (the bytes not sent) as the cell
+    ends, when the cell has used its bytes: the update passes the grader's cap, once, if it is a note's."""
+    kept = message("stream", "cell-1", name="stdout", text="x" * 1000)
+    note = message("display_data", "cell-1", **note_content(5, 1000), transient={"display_id": "n1"})
+    update = message("update_display_data", "cell-1", **note_content(9000, 1000), transient={"display_id": "n1"})
+    forged = message("update_display_data", "cell-1", data={"text/plain": "f" * MB}, metadata={NOTE_KEY: 1},
+                     transient={"display_id": "n1"})
+    idle = message("status", "cell-1", execution_state="idle")
+    got = FakeIOPub([kept, note, update, forged, idle], 1000).received()
+    assert [m["msg_type"] for m in got[:3]] == ["stream", "display_data", "update_display_data"]
+    assert got[2]["content"]["metadata"][NOTE_KEY] == 9000
+    assert forged not in got, "a second update of the note is output like any other, dropped past the cap"
+
+
+class FakeStream:
+    """What the kernel's cap uses of ipykernel's ``OutStream``: its parent header and ``flush``."""
+
+    def __init__(self, parent: str, log: list) -> None:
+        self.parent_header, self.log = {"msg_id": parent}, log
+
+    def flush(self) -> None:
+        self.log.append(("flush",))
+
+
+def kernel_cap(max_bytes: int) -> tuple[KernelOutputCap, list]:
+    """A kernel's cap whose original ``write`` and ``send`` record what passes, in order."""
+    log: list = []
+
+    def send(stream, msg_or_type, content=None, parent=None, *args, **kwargs):
+        msg_type = msg_or_type["msg_type"] if isinstance(msg_or_type, dict) else msg_or_type
+        log.append(("send", msg_type, msg_or_type["content"] if isinstance(msg_or_type, dict) else content))
+        return msg_or_type
+
+    return KernelOutputCap(max_bytes, send, "iopub"), log
+
+
+def write_original(stream, text):
+    stream.log.append(("write", text))
+    return len(text)
+
+
+def test_in_the_kernel_prints_past_the_cap_are_dropped_before_they_are_buffered():
+    """Issue 51: the 300 MB went through the kernel's socket, and a busy grader lost the grade."""
+    cap, log = kernel_cap(1000)
+    stream = FakeStream("cell-1", log)
+    for _ in range(30):
+        assert cap.write(write_original, stream, "y" * 99 + "\n") == 100
+    writes = [entry[1] for entry in log if entry[0] == "write"]
+    assert "".join(writes) == ("y" * 99 + "\n") * 10, "exactly the cap, cut at the byte"
+    cut_at = log.index(("flush",))
+    assert cut_at == len(writes) and log[cut_at + 1][:2] == ("send", "display_data"), \
+        "the kept text is flushed, then the note goes where the cut is"
+    note = log[cut_at + 1][2]
+    assert "output cut at 1,000 bytes" in note["data"]["text/plain"] and note["metadata"][NOTE_KEY] == 100
+    cap.send("iopub", "status", {"execution_state": "idle"}, parent={"header": {"msg_id": "cell-1"}})
+    (_, kind, update), (_, last, _) = log[-2:]
+    assert (kind, last) == ("update_display_data", "status"), "the note says the total just before the cell ends"
+    assert update["metadata"][NOTE_KEY] == update["metadata"][DROPPED_KEY] == 20 * 100
+    assert update["transient"] == note["transient"], "the same note, updated"
+    assert cap.write(write_original, stream, "next\n") == 5 and log[-1] == ("write", "next\n"), "a new cell, a new cap"
+
+
+def test_in_the_kernel_displays_and_prints_share_the_cap_and_errors_pass():
+    cap, log = kernel_cap(1000)
+    header = {"msg_id": "cell-2"}
+    shown = {"msg_type": "display_data", "parent_header": header,
+             "content": {"data": {"text/plain": "d" * 600}, "metadata": {}, "transient": {}}}
+    cap.send("iopub", shown)
+    cap.send("iopub", "stream", {"name": "stdout", "text": "s" * 600}, parent=header)
+    cap.send("iopub", shown)
+    cap.send("iopub", "error", {"ename": "AssertionError", "evalue": "e" * 5000, "traceback": []}, parent=header)
+    protocol = {"data": {"application/x-course-protocol": "p" * 5000}, "metadata": {}}
+    cap.send("iopub", "display_data", protocol, parent=header)
+    kinds = [(entry[1], entry[2].get("text", "")) for entry in log]
+    assert [kind for kind, _ in kinds] == ["display_data", "stream", "display_data", "error", "display_data"]
+    assert len(kinds[1][1]) == 1000 - len(json.dumps({"text/plain": "d" * 600})), "the print is cut at the byte"
+    assert NOTE_KEY in log[2][2]["metadata"], "the second display is dropped, the note stands for it"
+    assert log[3][2]["evalue"] == "e" * 5000 and log[4][2] == protocol, "errors and protocols are never cut"
+
+
 def test_the_configuration_caps_during_and_after_execution():
     config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO_ROOT)).load_config()
-    assert config.ConfinedKernelManager.client_factory is CappedKernelClient
+    assert config.ConfinedKernelManager.client_factory is GradingKernelClient
     preprocessors = config.Autograde.autograde_preprocessors
     order = [preprocessors.index(p) for p in (LimitOutput, ExplainTimeouts, CapOutputBytes, SaveAutoGrades)]
     assert order == sorted(order), "the cap runs after nbgrader's line limit and before the scores are saved"
@@ -149,19 +233,26 @@ def test_the_configuration_caps_during_and_after_execution():
 
 
 @pytest.mark.parametrize("seconds", [20, 30])
-def test_a_cell_stopped_at_the_limit_says_the_limit_and_what_to_do(seconds):
-    """Issue 34: the feedback said only ``KeyboardInterrupt`` / ``CellTimeoutError``."""
+@pytest.mark.parametrize("asleep", [False, True])
+def test_a_cell_stopped_at_the_limit_says_the_limit_and_what_to_do(seconds, asleep):
+    """Issue 34: the feedback said only ``KeyboardInterrupt`` / ``CellTimeoutError``. Issue 51: the limit
+    is CPU time; a cell stopped at the wall-clock guard (grading writes WALL_STOP) says it waited."""
     cell = new_code_cell("while True: pass", outputs=[
         new_output("error", ename="KeyboardInterrupt", evalue="", traceback=["KeyboardInterrupt: "]),
-        new_output("error", ename="CellTimeoutError", evalue="",
+        new_output("error", ename="CellTimeoutError", evalue=WALL_STOP if asleep else "",
                    traceback=["\x1b[0;31mCellTimeoutError\x1b[0m: No reply from kernel before timeout"])])
     config = Config()
     config.ExecutePreprocessor.timeout = seconds
     nb, _ = ExplainTimeouts(config=config).preprocess(new_notebook(cells=[cell]), {})
     interrupt, timeout = nb.cells[0].outputs
     assert interrupt.ename == "KeyboardInterrupt", "kept: outcomes.cells_stopped_at_limit reads it"
-    assert timeout.evalue == timeout_message(seconds) and timeout.traceback == [f"CellTimeoutError: {timeout.evalue}"]
-    assert f"ran past the {seconds} s each cell may take" in timeout.evalue and "%%time" in timeout.evalue
+    assert timeout.evalue == timeout_message(seconds, asleep)
+    assert timeout.traceback == [f"CellTimeoutError: {timeout.evalue}"]
+    if asleep:
+        assert f"took more than {seconds * WALL_FACTOR} s, most of it waiting" in timeout.evalue
+    else:
+        assert f"more than the {seconds} s of CPU time each cell may take" in timeout.evalue
+        assert "%%time" in timeout.evalue
 
 
 @pytest.mark.slow

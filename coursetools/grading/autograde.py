@@ -6,7 +6,10 @@ A thin layer over nbgrader's own commands that keeps every number honest
 * **grade** backs up the gradebook, scans each submission against the release
   (:mod:`coursetools.grading.scan`), then runs ``nbgrader autograde`` once per student in its own process
   (forked from a server that imported nbgrader once; two at a time by default) under a
-  per-notebook time limit: a student whose kernel dies or who loops forever is recorded as
+  per-notebook time limit, counted in CPU seconds of that process and its kernel's, which a busy
+  machine does not change, with a wall-clock guard :data:`~coursetools.checker.clock.WALL_FACTOR`
+  times longer for a kernel that waits without computing (:mod:`coursetools.checker.clock`): a
+  student whose kernel dies or who loops forever is recorded as
   such (:mod:`coursetools.grading.outcomes`) and the others are kept. Every outcome is written to the
   state file as soon as it is known (:mod:`coursetools.grading.state`), so an interrupted run resumes
   where it stopped; a student graded with tests that have changed since is graded again;
@@ -21,7 +24,8 @@ Collecting submissions is :mod:`coursetools.grading.collect`; the exports and th
 :mod:`coursetools.reports.exports` and :mod:`coursetools.reports.report`; every path comes from
 :mod:`coursetools.common.layout`.
 
-Worst case per student: the ``notebook_timeout`` (default 180 s), plus a few seconds to kill.
+Worst case per student: the ``notebook_timeout`` (default 180 s of CPU time; 1800 s of wall-clock
+time for a kernel that waits), plus a few seconds to kill.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ import psutil
 
 from coursetools.authoring.release import earlier_releases
 from coursetools.authoring.sources import build_notebook, notebook_source
+from coursetools.checker.clock import REFRESH, WALL_FACTOR, Clock
 from coursetools.common.cells import answer_texts, graded_cells
 from coursetools.common.files import write_atomically
 from coursetools.common.hidden import hidden_lines, quoted_lines
@@ -196,9 +201,9 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
         args.append(f"--ExecutePreprocessor.kernel_manager_class={UNCONFINED_KERNEL_MANAGER}")
     elif scratch_root is not None:
         args.append(f"--ConfinedKernelManager.scratch_root={scratch_root}")
-    returncode, log = _run_with_limit(args, course, notebook_timeout)
+    returncode, log, stopped_after = _run_with_limit(args, course, notebook_timeout)
     if returncode == 1 and "database is locked" in log:  # two writers at once: try again, once
-        returncode, log = _run_with_limit(args, course, notebook_timeout)
+        returncode, log, stopped_after = _run_with_limit(args, course, notebook_timeout)
     course.log_file(assignment, student).parent.mkdir(parents=True, exist_ok=True)
     edited = {name for _, name in locked_changes_in(changes)}
     course.log_file(assignment, student).write_text(explained_log(log, edited), encoding="utf-8")
@@ -217,7 +222,7 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
         scores = gradebook_scores(course, assignment, student)
         ungraded = [cell.grade_id for cell in graded_cells(release)
                     if cell.automatic and scores.get(cell.grade_id) is None]
-    status, details = autograde_status(returncode, log, flags, ungraded, notebook_timeout, stopped, cut)
+    status, details = autograde_status(returncode, log, flags, ungraded, stopped_after, stopped, cut)
     if not confine:
         details = [UNCONFINED, *details]
     return Outcome(status, details, round(time.monotonic() - start, 1), sha)
@@ -235,20 +240,25 @@ def _read_submission(path: Path) -> nbformat.NotebookNode | str:
         return f"{path.name} is not a readable notebook: {type(error).__name__}: {error}"
 
 
-def _run_with_limit(args: list[str], course: Course, limit: float) -> tuple[int | None, str]:
-    """Run ``nbgrader <args>`` in a process of its own; kill it and its kernel after ``limit`` s
-    (returncode None). Returns the exit code and what nbgrader printed."""
+def _run_with_limit(args: list[str], course: Course, limit: float) -> tuple[int | None, str, str]:
+    """Run ``nbgrader <args>`` in a process of its own; kill it and its kernel once they have used
+    ``limit`` CPU seconds, or taken :data:`~coursetools.checker.clock.WALL_FACTOR` times as many
+    wall-clock seconds (returncode None). Returns the exit code, what nbgrader printed and, when it was
+    killed, the limit it passed in words ("180 s of CPU time")."""
     handle, log = tempfile.mkstemp(prefix="nbgrader-", suffix=".log")
     os.close(handle)
     try:
         process = _FORKSERVER.Process(target=_nbgrader_main, args=(args, str(course.root), log))
         process.start()
-        process.join(limit)
-        timed_out = process.exitcode is None
-        if timed_out:
+        clock = Clock(limit, limit * WALL_FACTOR, process.pid)
+        while process.exitcode is None and not clock.passed():
+            process.join(max(REFRESH, min(clock.left(), 1.0)))
+        passed = clock.passed() if process.exitcode is None else None
+        if passed:
             _kill_tree(process.pid)
             process.join()
-        return None if timed_out else process.exitcode, Path(log).read_text(encoding="utf-8", errors="replace")
+        text = Path(log).read_text(encoding="utf-8", errors="replace")
+        return (None, text, clock.limit_text(passed)) if passed else (process.exitcode, text, "")
     finally:
         os.unlink(log)
 

@@ -70,19 +70,20 @@ class Outcome:
 
 
 def autograde_status(returncode: int | None, log: str, flags: list[str], ungraded: list[str],
-                     notebook_timeout: float, stopped: list[str] = (), cut: list[str] = ()) -> tuple[str, list[str]]:
+                     stopped_after: str = "", stopped: list[str] = (), cut: list[str] = ()) -> tuple[str, list[str]]:
     """The status and its details, once ``nbgrader autograde`` ran on a readable notebook.
 
     Args:
-        returncode: nbgrader's exit code; None when it was killed at ``notebook_timeout`` seconds.
+        returncode: nbgrader's exit code; None when it was killed at the notebook's time limit.
         log: what nbgrader printed.
         flags: the tampering found by the scan and by the tests.
+        stopped_after: the notebook's limit that killed it, in words ("180 s of CPU time").
         ungraded: the test cells the gradebook holds no score for.
         stopped: the cells stopped at the per-cell time limit (:func:`cells_stopped_at_limit`).
         cut: what was cut of the cells' output (:func:`output_cut`).
     """
     if returncode is None:
-        return TIMED_OUT, [f"stopped after {notebook_timeout:g} s", *flags]
+        return TIMED_OUT, [f"stopped after {stopped_after}", *flags]
     if returncode != 0:
         return failed_autograde_status(log), [last_error_line(log), *flags]
     if flags:
