@@ -5,6 +5,10 @@ The repository is the course directory: instructor sources in ``solutions/`` (ea
 student releases in ``notebooks/``; everything grading produces lives under the git-ignored
 ``grading/``. Each setting below answers a behaviour of nbgrader 0.9 measured on this course's
 machines; ``coursetools/README.md`` lists those facts.
+
+The course's own classes are named by their import path (nbgrader and nbconvert import them when
+they run): every ``course`` command loads this file for the course's folders, and ``course report``
+need not import the grading pipeline (torch, the checker) to write a CSV.
 """
 
 import os
@@ -65,8 +69,6 @@ c.ExecutePreprocessor.shutdown_kernel = "immediate"
 # through calls carrying plain data (coursetools/checker/runner.py, coursetools/checks/bridge.py).
 from nbgrader.converters.autograde import Autograde  # noqa: E402
 
-from coursetools.grading.checked_execute import CheckedExecute  # noqa: E402
-
 # This term's seed for the hidden tests' inputs (coursetools/checker/term.py): set a new one each
 # term (0 keeps the seeds as the sources write them); True below draws each student's own.
 c.CheckedExecute.term_seed = 0
@@ -89,28 +91,23 @@ c.CapOutputBytes.max_bytes = 300_000
 
 from nbgrader.preprocessors import LimitOutput  # noqa: E402
 
-from coursetools.grading.kernel_client import GradingKernelClient  # noqa: E402
-from coursetools.grading.nbgrader_plugins import ExplainTimeouts  # noqa: E402
-from coursetools.grading.output_cap import CapOutputBytes  # noqa: E402
-
+_PLUGINS = "coursetools.grading.nbgrader_plugins"
 # nbclient's kernel client: output capped as it arrives, each cell's reply awaited against its clock
-c.ConfinedKernelManager.client_factory = GradingKernelClient
+c.ConfinedKernelManager.client_factory = "coursetools.grading.kernel_client.GradingKernelClient"
 # After execution: a cell stopped at the time limit says the limit and what to do; then the cap.
 # Execute is replaced by CheckedExecute (hidden blocks in the checker, above).
-_autograde = [CheckedExecute if p.__name__ == "Execute" else p
+_autograde = ["coursetools.grading.checked_execute.CheckedExecute" if p.__name__ == "Execute" else p
               for p in Autograde.class_traits()["autograde_preprocessors"].default()]
 _after_limit = _autograde.index(LimitOutput) + 1
-c.Autograde.autograde_preprocessors = [*_autograde[:_after_limit], ExplainTimeouts, CapOutputBytes,
-                                       *_autograde[_after_limit:]]
+c.Autograde.autograde_preprocessors = [*_autograde[:_after_limit], f"{_PLUGINS}.ExplainTimeouts",
+                                       "coursetools.grading.output_cap.CapOutputBytes", *_autograde[_after_limit:]]
 
 # --- the text every assignment shares -------------------------------------------------------------
 # "How grading works" is written once (coursetools/authoring/how_grading_works.md) and put into each release
 # where the source says <!-- include: how grading works -->, with the time limit set above.
 from nbgrader.converters.generate_assignment import GenerateAssignment  # noqa: E402
 
-from coursetools.authoring.grading_rules import IncludeGradingRules  # noqa: E402
-
-c.GenerateAssignment.preprocessors = [IncludeGradingRules,
+c.GenerateAssignment.preprocessors = ["coursetools.authoring.grading_rules.IncludeGradingRules",
                                       *GenerateAssignment.class_traits()["preprocessors"].default()]
 c.IncludeGradingRules.cell_timeout = c.ExecutePreprocessor.timeout
 
@@ -119,10 +116,9 @@ c.IncludeGradingRules.cell_timeout = c.ExecutePreprocessor.timeout
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import GetGrades  # noqa: E402
 
-from coursetools.grading.nbgrader_plugins import FeedbackExporter, HideHiddenTests, NameGradedCells  # noqa: E402
-
 # NameGradedCells: the page's table of contents names each exercise as the notebook does, and a
 # note says which given cells the student edited or deleted (put back before grading).
-c.GenerateFeedback.preprocessors = [HideHiddenTests, GetGrades, NameGradedCells, CSSHTMLHeaderPreprocessor]
+c.GenerateFeedback.preprocessors = [f"{_PLUGINS}.HideHiddenTests", GetGrades, f"{_PLUGINS}.NameGradedCells",
+                                    CSSHTMLHeaderPreprocessor]
 # nbgrader's feedback page loads MathJax from a CDN; this one carries the book's copy inlined.
-c.GenerateFeedback.exporter_class = FeedbackExporter
+c.GenerateFeedback.exporter_class = f"{_PLUGINS}.FeedbackExporter"

@@ -55,12 +55,13 @@ from coursetools.common.cells import answer_texts, graded_cells
 from coursetools.common.files import write_atomically
 from coursetools.common.hidden import hidden_lines, quoted_lines
 from coursetools.common.layout import STAGED_RELEASE, Course, nbgrader_env, run_nbgrader
-from coursetools.grading.gradebook import backup_gradebook, gradebook_scores, keep_hand_grades
+from coursetools.grading.gradebook import backup_gradebook, gradebook_scores, keep_hand_grades, restore_overrides
 from coursetools.grading.nbgrader_plugins import mathjax_script
 from coursetools.grading.outcomes import (
     GRADED,
     HAND_GRADE_AGAIN,
     MISSING,
+    OK,
     UNCONFINED,
     Outcome,
     already_graded,
@@ -68,13 +69,14 @@ from coursetools.grading.outcomes import (
     cells_stopped_at_limit,
     explained_log,
     grading_fingerprint,
-    output_cut,
     tampering_seen_by_tests,
 )
+from coursetools.grading.output_cap import output_cut
 from coursetools.grading.rubrics import add_rubrics, hand_graded_answers
 from coursetools.grading.sandbox import check as check_sandbox
 from coursetools.grading.scan import locked_cell_changes, locked_changes_in, rule_targets, suspicious_code
 from coursetools.grading.state import load_state, update_state
+from coursetools.grading.unfinished import record_unfinished
 
 DEFAULT_NOTEBOOK_TIMEOUT = 180
 # Each student's nbgrader runs in a process of its own, forked from a server that has imported
@@ -145,14 +147,20 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
     scratch = tempfile.TemporaryDirectory(prefix="course-grading-")  # the boxes' scratch folders
 
     def one(student: str) -> None:
-        hand_graded_on = answers_as_scored(course, assignment, student, state.get(student))
+        record = state.get(student)
+        hand_graded_on = answers_as_scored(course, assignment, student, record)
+        was_unfinished = record is not None and record["status"] not in GRADED
         outcome = grade_student(course, assignment, student, releases, cell_timeout, notebook_timeout,
-                                confine=confine, scratch_root=Path(scratch.name), rules=rules, rubrics=rubrics)
-        outcome.tests_sha, outcome.answers = tests_sha, hand_graded_on
-        if outcome.status in GRADED:
-            outcome.details += [name + HAND_GRADE_AGAIN
-                                for name in keep_hand_grades(course, assignment, student, hand_graded_on)]
-            outcome.answers = _answers_graded(course, assignment, student)
+                                confine=confine, scratch_root=Path(scratch.name), rules=rules, rubrics=rubrics,
+                                overrides=record.get("overrides", {}) if was_unfinished else None)
+        outcome.tests_sha = tests_sha
+        if outcome.status not in GRADED:
+            outcome.overrides = _record_unfinished(course, assignment, student, outcome, release, rubrics)
+            if was_unfinished:  # what was written on its test cells since the last finished run is no override
+                outcome.overrides = record.get("overrides", {})
+        outcome.details += [name + HAND_GRADE_AGAIN
+                            for name in keep_hand_grades(course, assignment, student, hand_graded_on)]
+        outcome.answers = _answers_graded(course, assignment, student) or hand_graded_on
         with lock:
             outcomes[student] = outcome
             update_state(course, assignment, {student: asdict(outcome)})
@@ -164,11 +172,22 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
     return outcomes
 
 
+def _record_unfinished(course: Course, assignment: str, student: str, outcome: Outcome,
+                       release: nbformat.NotebookNode, rubrics: dict[str, nbformat.NotebookNode]) -> dict[str, float]:
+    """A notebook that did not finish has no score on any test cell, and a notebook formgrader shows them in
+    as not graded (:mod:`coursetools.grading.unfinished`); returns the instructor's overrides of its test
+    cells, taken off until a regrade finishes (``grade_student``'s ``overrides``)."""
+    submission = _read_submission(course.notebook("submitted", assignment, student))
+    return record_unfinished(course, assignment, student, release, None if isinstance(submission, str) else submission,
+                             outcome.status, outcome.details, rubrics)
+
+
 def grade_student(course: Course, assignment: str, student: str, releases: list[nbformat.NotebookNode],
                   cell_timeout: int | None = None, notebook_timeout: float = DEFAULT_NOTEBOOK_TIMEOUT, *,
                   confine: bool = True, scratch_root: Path | None = None,
                   rules: dict[str, set[str]] | None = None,
-                  rubrics: dict[str, nbformat.NotebookNode] | None = None) -> Outcome:
+                  rubrics: dict[str, nbformat.NotebookNode] | None = None,
+                  overrides: dict[str, float] | None = None) -> Outcome:
     """Scan and autograde one student's notebook in its own nbgrader process, its kernel in a box
     (scratch folders under ``scratch_root``) unless not ``confine``.
 
@@ -180,7 +199,11 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
 
     ``rubrics``: the source's cells of the answers graded by hand
     (:func:`~coursetools.grading.rubrics.hand_graded_answers`), copied after the student's answers
-    into the autograded notebook, which formgrader shows."""
+    into the autograded notebook, which formgrader shows.
+
+    ``overrides``: when the student's last run did not finish, the instructor's overrides of its test
+    cells from before (:func:`~coursetools.grading.gradebook.restore_overrides`): once this run finishes,
+    the tests' scores replace whatever was written on them meanwhile."""
     release = releases[0]
     if rules is None:
         rules = rule_targets(nbformat.read(notebook_source(course.root, assignment), as_version=4))
@@ -219,6 +242,9 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
             cut = output_cut(autograded_nb)
             if rubrics:
                 write_atomically(autograded, nbformat.writes(add_rubrics(autograded_nb, rubrics)))
+        if overrides is not None:
+            restore_overrides(course, assignment, student, {cell.grade_id for cell in graded_cells(release)
+                                                            if cell.automatic}, overrides)
         scores = gradebook_scores(course, assignment, student)
         ungraded = [cell.grade_id for cell in graded_cells(release)
                     if cell.automatic and scores.get(cell.grade_id) is None]
@@ -332,14 +358,18 @@ def feedback(course: Course, assignment: str) -> tuple[list[Path], list[str]]:
     """Generate feedback; return (feedback files, students whose file was withheld for a leak).
 
     A page is withheld (deleted) when it quotes a hidden line that the student did not write themselves.
+    A notebook that did not finish gets no page (it has no score; nbgrader would show 0 for each test).
     """
     run_nbgrader(["generate_feedback", assignment, "--force"], course.root)
     hidden = hidden_lines(nbformat.read(build_notebook(course.root, assignment), as_version=4))
+    state = load_state(course, assignment)
     files, withheld = [], []
     for student in course.students("feedback", assignment):
         secret = hidden - _own_lines(course, assignment, student)
         for page in sorted(course.folder("feedback", assignment, student).glob("*.html")):
-            if quoted_lines(page.read_text(encoding="utf-8"), secret, (mathjax_script(),)):
+            if state.get(student, {}).get("status", OK) not in GRADED:
+                page.unlink()
+            elif quoted_lines(page.read_text(encoding="utf-8"), secret, (mathjax_script(),)):
                 page.unlink()
                 withheld.append(student)
             else:

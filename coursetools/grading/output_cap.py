@@ -30,8 +30,8 @@ applied three times:
   Errors are always kept, shortened if need be: an error is what fails a test, so dropping one
   would turn a failure into full marks.
 
-:func:`cut_cells` reads the notes back from an autograded notebook (:mod:`coursetools.grading.outcomes`
-flags the student).
+:func:`output_cut` reads the notes back from an autograded notebook (the details of the status ``output
+cut``, :mod:`coursetools.grading.outcomes`).
 """
 
 from __future__ import annotations
@@ -136,6 +136,12 @@ class CapOutputBytes(Preprocessor):
         if cell.cell_type == "code":
             cell.outputs, _ = cap_outputs(cell.get("outputs", []), self.max_bytes)
         return cell, resources
+
+
+def output_cut(autograded: NotebookNode) -> list[str]:
+    """What the cap cut in the autograded notebook, a line per cell (the details of ``output cut``)."""
+    return [f"{name}: {cut:,} bytes of output not kept (more than a cell keeps: CapOutputBytes.max_bytes)"
+            for name, cut in cut_cells(autograded)]
 
 
 def cut_cells(nb: NotebookNode) -> list[tuple[str, int]]:
