@@ -58,8 +58,15 @@ def _grade(course: Course, args: argparse.Namespace) -> int:
     if args.due:
         update_state(course, args.assignment, {DUE: args.due.isoformat()})
     if args.from_folder:
-        students = collect_folder(course, args.assignment, args.from_folder)
-        print(f"collected {len(students)} students from {args.from_folder}")
+        try:
+            records = collect_folder(course, args.assignment, args.from_folder)
+        except (OSError, ValueError) as error:
+            print(f"course: error: {error}", file=sys.stderr)
+            return 2
+        print(f"collected {len(records)} students from {args.from_folder}")
+        for student, record in records.items():
+            print(f"  {student}: submitted {record['timestamp']} ({record['time_from']})" if record["timestamp"]
+                  else f"  {student}: no notebook, no time")
     if args.zip:
         choice = collect_zip(course, args.assignment, args.zip, replace_folders=args.replace_folders)
         print(f"collected {len(choice.chosen)} students from {args.zip}")
@@ -81,7 +88,7 @@ def _grade(course: Course, args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         merge_state(course, args.assignment, TIMES, times)
-        print(f"submission times of {len(times)} students read from {args.times}")
+        print(f"submission times of {len(times)} students read from {args.times} (they stand before any other)")
     try:
         outcomes = autograde.grade(course, args.assignment, args.student or None, force=args.force, jobs=args.jobs,
                                  cell_timeout=args.cell_timeout,

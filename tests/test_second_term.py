@@ -12,7 +12,7 @@ import re
 import shutil
 import sys
 import zipfile
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import nbformat
@@ -43,7 +43,7 @@ from coursetools.grading.state import (
     update_state,
 )
 from coursetools.grading.unfinished import not_graded_notebook
-from coursetools.reports.exports import ClassTable, class_row, csv_rows, lateness, submission_time
+from coursetools.reports.exports import ClassTable, class_row, csv_rows, late_by, lateness, submission_time
 from coursetools.reports.report import render, student_links
 from coursetools.reports.uploads import canvas_rows, moodle_rows, write_uploads
 
@@ -341,14 +341,57 @@ def test_the_terms_zip_collected_again_keeps_a_resubmission_collected_from_a_fol
     assert course.notebook("submitted", A, "jdoe").read_text() != "resubmitted later"
 
 
-def test_a_student_collected_again_from_a_folder_loses_the_zips_time(course, tmp_path):
+def late_folder(tmp_path: Path, files: dict[str, datetime | None]) -> Path:
+    """``late/<student>/<A>.ipynb`` for each student, modified at the time given (None: now)."""
+    for student, modified in files.items():
+        notebook = tmp_path / "late" / student / f"{A}.ipynb"
+        notebook.parent.mkdir(parents=True)
+        notebook.write_text(f"{student}'s answers")
+        if modified is not None:
+            os.utime(notebook, (modified.timestamp(), modified.timestamp()))
+    return tmp_path / "late"
+
+
+def test_a_submission_from_a_folder_is_dated_by_its_file_and_marked_late(course, tmp_path):
+    """Issue 51: the README offers FROM= for a late submission, but a folder carried no time: `make grade`
+    said it had none, and DUE= marked nothing."""
     collect_zip(course, A, lms_zip(course.root / "lms.zip"))
-    (tmp_path / "late" / "jdoe").mkdir(parents=True)
-    (tmp_path / "late" / "jdoe" / f"{A}.ipynb").write_text("later")
-    collect_folder(course, A, tmp_path / "late")
+    merge_state(course, A, TIMES, {"jdoe": "2026-01-11T09:00:00"})  # the zip's file, from a times file
+    folder = late_folder(tmp_path, {"jdoe": datetime(2026, 1, 14, 8, 30), "kim": datetime(2026, 1, 12, 20, 0)})
+    (folder / "kim" / "timestamp.txt").write_text("2026-01-13 00:29:00\n")  # nbgrader's own stamp wins
+    records = collect_folder(course, A, folder)
+    assert {s: (r["timestamp"], r["time_from"]) for s, r in records.items()} == {
+        "jdoe": ("2026-01-14T08:30:00", "the file's modification time"),
+        "kim": ("2026-01-13T00:29:00", "timestamp.txt")}
     state = load_state(course, A)
-    assert "jdoe" not in state[SUBMITTED] and "doejane" in state[SUBMITTED]
-    assert submission_time(course, A, "jdoe", state) is None
+    due = datetime(2026, 1, 12, 23, 59)
+    assert lateness(submission_time(course, A, "jdoe", state), due) == "late by 1 d 8 h 31 min", \
+        "the folder's file, not the times file's time of the zip's file"
+    assert lateness(submission_time(course, A, "kim", state), due) == "late by 30 min"
+    assert "jdoe" not in state[TIMES] and state[SUBMITTED]["doejane"]["file"].startswith("doejane")
+
+
+def test_a_folder_whose_file_times_were_not_kept_is_refused_with_what_to_do(course, tmp_path, capsys):
+    folder = late_folder(tmp_path, {"jdoe": datetime(2026, 1, 14, 8, 30), "kim": datetime(2099, 1, 1)})
+    with pytest.raises(ValueError, match="in the future: its time was not kept .* TIMES=times.csv"):
+        collect_folder(course, A, folder)
+    assert not course.notebook("submitted", A, "jdoe").exists(), "nothing is collected"
+    assert main(["--root", str(course.root), "grade", A, "--from", str(folder)]) == 2
+    assert "course: error:" in capsys.readouterr().err
+
+
+def test_a_times_file_given_with_a_folder_stands_before_the_files_time(course, tmp_path):
+    folder = late_folder(tmp_path, {"jdoe": datetime(2026, 1, 14, 8, 30)})
+    collect_folder(course, A, folder)
+    merge_state(course, A, TIMES, {"jdoe": "2026-01-12T23:00:00"})  # what `--times` in the same command does
+    state = load_state(course, A)
+    assert lateness(submission_time(course, A, "jdoe", state), datetime(2026, 1, 12, 23, 59)) == ""
+
+
+def test_a_files_local_time_and_a_due_date_with_an_offset_compare_in_the_machines_time_zone():
+    local = datetime(2026, 1, 13, 10, 0)
+    due = datetime(2026, 1, 13, 9, 0).astimezone()  # the same wall clock, an hour earlier, with its offset
+    assert late_by(local, due) == late_by(local.astimezone(), due) == timedelta(hours=1)
 
 
 # --- the report (item 8) ------------------------------------------------------------------------

@@ -121,8 +121,14 @@ def lateness(submitted_at: datetime | None, due: datetime | None, marked_late: b
 
 
 def late_by(submitted_at: datetime | None, due: datetime | None) -> timedelta | None:
-    """How long after ``due`` the submission came (None: on time, or either time unknown)."""
-    return submitted_at - due if submitted_at is not None and due is not None and submitted_at > due else None
+    """How long after ``due`` the submission came (None: on time, or either time unknown). When one time
+    has a UTC offset and the other none (a file's modification time, say), the naive one is the grading
+    machine's local time."""
+    if submitted_at is None or due is None:
+        return None
+    if (submitted_at.tzinfo is None) != (due.tzinfo is None):
+        submitted_at, due = submitted_at.astimezone(), due.astimezone()
+    return submitted_at - due if submitted_at > due else None
 
 
 def late_fields(submitted_at: datetime | None, due: datetime | None, marked_late: bool,
@@ -188,7 +194,8 @@ def read_roster(path: Path) -> dict[str, dict[str, str]]:
 
 def submission_time(course: Course, assignment: str, student: str, state: dict) -> datetime | None:
     """When ``student`` submitted: as the instructor's times file said (state), or the LMS file
-    name (state), or nbgrader's ``timestamp.txt``."""
+    name or the folder it was collected from (state: its ``timestamp.txt`` or the file's modification
+    time), or nbgrader's ``timestamp.txt``."""
     recorded = state.get(TIMES, {}).get(student) or state.get(SUBMITTED, {}).get(student, {}).get("timestamp")
     if recorded:
         return datetime.fromisoformat(recorded)
