@@ -41,10 +41,11 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # The source notebook's kernel is forced onto submissions; name the standard one, found on
 # PATH in the course's virtual environment, so a custom kernel name cannot break grading.
 c.ExecutePreprocessor.kernel_name = "python3"
-# Per-cell limit, in CPU seconds of the kernel's process tree: a busy machine does not change it
-# (coursetools/checker/clock.py; a kernel that waits without computing is stopped at WALL_FACTOR = 10
-# times as many wall-clock seconds). The slowest solution cell runs in a few seconds; an infinite loop
-# costs at most this many seconds per remaining cell (see coursetools.grading.autograde for the notebook cap).
+# Per-cell limit, in CPU seconds of the grading process and the kernel's processes: a busy machine does
+# not change it (coursetools/checker/clock.py; a kernel that waits without computing is stopped at
+# WALL_FACTOR = 10 times as many wall-clock seconds, times the load per core when it is above 1). The
+# slowest solution cell runs in a few seconds; an infinite loop costs at most this many seconds per
+# remaining cell (see coursetools.grading.autograde for the notebook cap).
 c.ExecutePreprocessor.timeout = 30
 c.ExecutePreprocessor.interrupt_on_timeout = True
 # After a cell's reply, nbclient waits this long for the rest of its output, and nbgrader fails the whole

@@ -23,7 +23,7 @@ message the checker did not ask for (not a reply, not a fake's question, no inte
 the block.
 
 As for a cell: once the cell's clock (:class:`~coursetools.checker.clock.Clock`: CPU seconds of
-the kernel's process tree, or its wall-clock guard) has passed its limit, the kernel is interrupted
+the grading process and the kernel, or its wall-clock guard) has passed its limit, the kernel is interrupted
 (its ``KeyboardInterrupt`` ends the serving) and :class:`~coursetools.checker.CheckTimeout` is
 raised; a kernel that stops beating while a request waits raises nbclient's ``DeadKernelError``,
 as nbclient does for a cell; a bridge that stops serving without a reply (replaced or broken by the notebook) leaves the

@@ -12,14 +12,18 @@ scores, gradebook and feedback work unchanged. The autograded notebook, which on
 sees, keeps each cell's full source.
 
 **Time.** Each code cell has a :class:`~coursetools.checker.clock.Clock`: ``ExecutePreprocessor.timeout``
-seconds of CPU time of the kernel's process tree, which a busy machine does not change, and
-:data:`~coursetools.checker.clock.WALL_FACTOR` times as many wall-clock seconds, the guard against a
-kernel that waits without computing. The visible part and every call of the hidden block share it;
+seconds of CPU time of this grading process and its children (the kernel, what it starts, and the
+checker running the hidden block here), which a busy machine does not change, and
+:data:`~coursetools.checker.clock.WALL_FACTOR` times as many wall-clock seconds (more on a loaded
+machine), the guard against a kernel that waits without computing. The visible part and every call
+of the hidden block share it;
 the visible part is stopped as nbclient stops a cell at its timeout (the clocked shell channel of
 :mod:`coursetools.grading.kernel_client`), a call of the hidden block is interrupted.
 """
 
 from __future__ import annotations
+
+import os
 
 import nbformat
 from nbclient.exceptions import DeadKernelError
@@ -47,12 +51,6 @@ def error_output(error: BaseException) -> nbformat.NotebookNode:
                                   traceback=[f"{name}: {message}" if message else name])
 
 
-def kernel_pid(manager) -> int | None:
-    """The process id of the kernel ``manager`` started (its box's, when confined), if any."""
-    process = getattr(getattr(manager, "provisioner", None), "process", None)
-    return getattr(process, "pid", None)
-
-
 class CheckedExecute(Execute):
     """``Execute``, with each graded cell's hidden block run in a checker (module docstring)."""
 
@@ -78,7 +76,7 @@ class CheckedExecute(Execute):
         if cell.cell_type != "code":
             return super().preprocess_cell(cell, resources, index)
         if self.timeout:
-            self._clock = self.kc.shell_channel.clock = Clock(self.timeout, self._wall_limit(), kernel_pid(self.km))
+            self._clock = self.kc.shell_channel.clock = Clock(self.timeout, self._wall_limit(), os.getpid())
         try:
             return self._run_code_cell(cell, resources, index)
         finally:

@@ -5,8 +5,8 @@ jupyter_client's asynchronous client with two channels of the course's:
 * IOPub: :class:`~coursetools.grading.output_cap.CappedIOPubChannel`, which drops a cell's output
   past ``CapOutputBytes.max_bytes`` as it arrives (the second wall behind the kernel's own cap);
 * shell: :class:`ClockedShellChannel`, which stops waiting for a cell's reply once the cell's
-  :class:`~coursetools.checker.clock.Clock` has passed its limit (CPU seconds of the kernel's
-  process tree, or the wall-clock guard). nbclient counts a cell's time in wall-clock seconds
+  :class:`~coursetools.checker.clock.Clock` has passed its limit (CPU seconds of the grading
+  process and the kernel's, or the wall-clock guard). nbclient counts a cell's time in wall-clock seconds
   only: it waits for the reply up to its ``timeout`` and, when nothing came, interrupts the kernel
   and records the cell as stopped (nbgrader's ``CellTimeoutError``). The channel ends that wait
   as soon as the clock passes, so nbclient stops the cell exactly as at its own timeout, and a busy

@@ -95,9 +95,9 @@ def timeout_message(seconds: int, asleep: bool = False) -> str:
     """What a student reads under a cell stopped after ``seconds`` of CPU time, or (``asleep``) after
     :data:`~coursetools.checker.clock.WALL_FACTOR` times as many seconds of waiting."""
     if asleep:
-        return (f"this cell was stopped: it took more than {seconds * WALL_FACTOR} s, most of it waiting without "
-                "computing (time.sleep? input()?), so it and what depends on it scored nothing. Remove the wait, "
-                "then check it in your notebook: Kernel > Restart & Run All.")
+        return (f"this cell was stopped: it took more than {seconds * WALL_FACTOR} s (more on a busy machine), most "
+                "of it waiting without computing (time.sleep? input()?), so it and what depends on it scored "
+                "nothing. Remove the wait, then check it in your notebook: Kernel > Restart & Run All.")
     return (f"this cell was stopped: it computed for more than the {seconds} s of CPU time each cell may take when "
             "graded (however busy the grading machine), so it and "
             "what depends on it scored nothing. Make it faster (an endless loop? a Python loop over every "
