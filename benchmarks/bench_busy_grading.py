@@ -1,12 +1,14 @@
 """Grading and reporting on a busy machine: what a machine doing other work changes (issue 51).
 
-    python benchmarks/bench_busy_grading.py [--assignment ch06_positional] [--runs 10] [--busy-per-core 4]
+    python benchmarks/bench_busy_grading.py [--assignment ch06_positional] [--runs 10] [--runs-as-is N]
+                                            [--busy-per-core 4]
 
 In a course copy (as the README's instructors make one: the configuration, the assignment's source,
 ``make grade ... COURSE=<copy>``), two students' notebooks, each the model answers with a flood first:
 one prints 300 MB in 1 MB lines, the other two million short lines. Each is graded ``--runs`` times
-through ``make grade ... ARGS="--force --student <id>"`` itself, first on the machine as it is, then
-beside ``--busy-per-core`` spinning processes per core; each run prints its status, points and
+through ``make grade ... ARGS="--force --student <id>"`` itself, first on the machine as it is
+(``--runs-as-is`` times, ``--runs`` by default), then ``--runs`` times beside ``--busy-per-core`` spinning
+processes per core; each run prints its status, points and
 seconds. Then ``make report`` is timed three times as the machine is and three times beside one
 spinning process per core (the median of each, and their ratio). Every block prints the load
 average measured just before it (``os.getloadavg``): other work on the machine counts too.
@@ -79,6 +81,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--assignment", default="ch06_positional")
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--runs-as-is", type=int, default=None, help="runs on the machine as it is (default: --runs)")
     parser.add_argument("--busy-per-core", type=int, default=4)
     args = parser.parse_args()
     cores = os.cpu_count() or 1
@@ -93,7 +96,7 @@ def main() -> None:
             copy_.submit(student, flooded)
         full = sum(cell.points for cell in graded_cells(release) if cell.automatic)
         print(f"{args.assignment}, {cores} cores; the machine as it is ({load()}):", flush=True)
-        as_is = grade_runs(copy_, args.runs, full)
+        as_is = grade_runs(copy_, args.runs if args.runs_as_is is None else args.runs_as_is, full)
         busy = args.busy_per_core * cores
         with busy_processes(busy):
             time.sleep(5)
