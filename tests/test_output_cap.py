@@ -283,8 +283,10 @@ def test_floods_are_cut_with_every_point_beside_four_busy_processes_per_core(tmp
     on a busy machine. Issue 51: beside busy loops it lost its grade 3 times in 4, and a notebook printing
     two million lines was `cell timed out`. Ten students print 300 MB, one two million lines, one 300 MB
     from a thread, one 300 MB of displays, all graded beside four busy processes per core: every one
-    `output cut`, with every point; then each one's feedback page is under 5 MB. (The assignment is the
-    tests' tiny one: one answer, one test cell with a hidden block, so that the run stays short.)"""
+    `output cut`, with every point; then each one's feedback page is under 5 MB. One more undoes the
+    kernel's cap before flooding through displays: the grader's cap, the second wall, cuts it (the
+    scan flags it `tampered`: it names get_ipython). (The assignment is the tests' tiny one: one answer,
+    one test cell with a hidden block, so that the run stays short.)"""
     import copy
     import os
 
@@ -303,7 +305,8 @@ def test_floods_are_cut_with_every_point_beside_four_busy_processes_per_core(tmp
     floods = {**{f"print_300_mb_{n}": FLOODS["print_300_mb"] for n in range(10)},
               **{name: FLOODS[name] for name in ("print_2m_lines", "thread_300_mb", "display_300_mb")}}
     solution = answered(release, nbformat.read(course_copy.source, as_version=4))
-    for student, flood in floods.items():
+    undone = "del get_ipython().kernel.session.send  # the kernel's cap, undone\n" + FLOODS["display_300_mb"]
+    for student, flood in {**floods, "undoes_the_kernel_cap": undone}.items():
         nb = copy.deepcopy(solution)
         answer = cells_of(nb, "solution")[0]
         answer.source = flood + answer.source
@@ -314,7 +317,8 @@ def test_floods_are_cut_with_every_point_beside_four_busy_processes_per_core(tmp
     pages, withheld = autograde.feedback(course, "tiny")
     runs = {student: (outcome.status, sum(v or 0 for v in gradebook_scores(course, "tiny", student).values()))
             for student, outcome in outcomes.items()}
-    assert runs == dict.fromkeys(floods, (OUTPUT_CUT, full)), runs
+    assert runs == {**dict.fromkeys(floods, (OUTPUT_CUT, full)), "undoes_the_kernel_cap": (TAMPERED, full)}, runs
     sizes = {page.parent.parent.name: page.stat().st_size for page in pages}
-    assert set(sizes) == set(floods) and not withheld
+    assert set(sizes) == {*floods, "undoes_the_kernel_cap"} and not withheld
     assert max(sizes.values()) < 5 * MB, sizes
+    assert any("bytes of output not kept" in detail for detail in outcomes["undoes_the_kernel_cap"].details)
