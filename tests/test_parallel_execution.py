@@ -26,7 +26,7 @@ def fake_runs(monkeypatch, outcomes: list) -> list:
     given = []
 
     def execute(notebook, **kwargs):
-        given.append(notebook)
+        given.append((notebook, kwargs))
         outcome = outcomes.pop(0)
         if isinstance(outcome, Exception):
             raise outcome
@@ -44,7 +44,15 @@ def test_a_page_whose_kernel_raised_a_zeromq_error_is_started_again(monkeypatch)
     given = fake_runs(monkeypatch, [zmq.error.ZMQError(ENOTSOCK), "CellExecutionError: ... ZMQError: Socket ...", ""])
     executed, seconds, failure, starts = parallel_execution._execute(page, ".", 60, False)
     assert (failure, starts) == (None, 3)
-    assert all(notebook == page and notebook is not page for notebook in given), "each start from the page as written"
+    assert all(notebook == page and notebook is not page for notebook, _ in given), "each start from the page"
+
+
+def test_a_cells_late_output_is_awaited_and_never_dropped_silently(monkeypatch):
+    """Beside other work, a kernel's last glued values came after nbclient's 4 s wait and were dropped."""
+    given = fake_runs(monkeypatch, [""])
+    parallel_execution._execute(new_notebook(), ".", 60, False)
+    (_, options), = given
+    assert options["iopub_timeout"] == parallel_execution.IOPUB_WAIT >= 60 and options["raise_on_iopub_timeout"]
 
 
 def test_a_page_whose_own_code_fails_is_left_to_myst_nb_at_once(monkeypatch):

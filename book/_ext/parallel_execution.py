@@ -18,6 +18,12 @@ runs alone in its own kernel, from its own folder, so what it computes does not 
 extension; single-thread timings a page measures may come out a little slower while another page
 runs on the other core.
 
+After a cell's reply, nbclient waits ``iopub_timeout`` seconds (4 by default) for the rest of the
+cell's output and, by default, goes on without it: in a build beside other work (load 15-18 on 2
+cores) the last glued values of ch09_pronunciation's and ch12_adapt's slowest cells were lost that
+way, with no error, and the build failed on the missing glue keys. Pages here wait up to
+:data:`IOPUB_WAIT` seconds, and a wait that runs out fails the page instead of dropping its output.
+
 Configuration (``_config.yml``, ``sphinx: config:``): ``nb_parallel_jobs``, the number of pages
 run at once (default: the number of CPU cores; 1 leaves the execution to myst-nb);
 ``nb_parallel_first``, docnames of the slowest pages, started first in that order (the others
@@ -44,6 +50,9 @@ PAGE_STARTS = 3
 #: moment later): the loser dies with "Address already in use", reported as "Kernel died before replying to
 #: kernel_info". A kernel whose ZeroMQ sockets broke raised "ZMQError".
 KERNEL_FAILURES = ("Kernel died", "DeadKernelError", "ZMQError")
+#: Seconds to wait, after a cell's reply, for the rest of its output (nbclient's ``iopub_timeout``): a wait that
+#: ends at once when nothing is wrong, long enough for a kernel that gets a sliver of a busy machine.
+IOPUB_WAIT = 600
 
 
 def _execute(notebook, cwd: str, timeout: int, allow_errors: bool):
@@ -59,7 +68,7 @@ def _execute(notebook, cwd: str, timeout: int, allow_errors: bool):
         page = copy.deepcopy(notebook)  # executed in place: a new start begins from the page as written
         try:
             result = single_nb_execution(page, cwd=cwd, timeout=timeout, allow_errors=allow_errors,
-                                         meta_override=True)
+                                         meta_override=True, iopub_timeout=IOPUB_WAIT, raise_on_iopub_timeout=True)
         except Exception as error:  # noqa: BLE001 - whatever it is, myst-nb runs the page again and reports it
             seconds, failure = 0.0, f"{type(error).__name__}: {error}"
         else:
