@@ -5,6 +5,10 @@ The repository is the course directory: instructor sources in ``solutions/`` (ea
 student releases in ``notebooks/``; everything grading produces lives under the git-ignored
 ``grading/``. Each setting below answers a behaviour of nbgrader 0.9 measured on this course's
 machines; ``coursetools/README.md`` lists those facts.
+
+The course's own classes are named by their import path (nbgrader and nbconvert import them when
+they run): every ``course`` command loads this file for the course's folders, and ``course report``
+need not import the grading pipeline (torch, the checker) to write a CSV.
 """
 
 import os
@@ -37,13 +41,17 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # The source notebook's kernel is forced onto submissions; name the standard one, found on
 # PATH in the course's virtual environment, so a custom kernel name cannot break grading.
 c.ExecutePreprocessor.kernel_name = "python3"
-# Per-cell limit. The slowest solution cell runs in a few seconds; an infinite loop costs at
-# most this many seconds per remaining cell (see coursetools.grading.autograde for the notebook cap).
+# Per-cell limit, in CPU seconds of the grading process and the kernel's processes: a busy machine does
+# not change it (coursetools/checker/clock.py; a kernel that waits without computing is stopped at
+# WALL_FACTOR = 10 times as many wall-clock seconds, times the load per core when it is above 1). The
+# slowest solution cell runs in a few seconds; an infinite loop costs at most this many seconds per
+# remaining cell (see coursetools.grading.autograde for the notebook cap).
 c.ExecutePreprocessor.timeout = 30
 c.ExecutePreprocessor.interrupt_on_timeout = True
 # After a cell's reply, nbclient waits this long for the rest of its output, and nbgrader fails the whole
 # notebook past it ("Timeout waiting for IOPub output"; 4 s by default): a cell that printed 300 MB was
-# graded "timed out" on a busy machine while the output cap was still dropping its flood. Waiting longer
+# graded "timed out" on a busy machine while the grader's output cap was still dropping its flood (the
+# kernel's own cap now stops a flood before it is sent). Waiting longer
 # costs nothing when output has stopped, but a kernel that ignores the interrupt at the cell limit is
 # waited for that long too (bench_grading's hostile case: 11 s at 4 s, past 55 s at 60 s); not waiting
 # (raise_on_iopub_timeout = False) could lose a failed test's error and give its points.
@@ -62,8 +70,6 @@ c.ExecutePreprocessor.shutdown_kernel = "immediate"
 # through calls carrying plain data (coursetools/checker/runner.py, coursetools/checks/bridge.py).
 from nbgrader.converters.autograde import Autograde  # noqa: E402
 
-from coursetools.grading.checked_execute import CheckedExecute  # noqa: E402
-
 # This term's seed for the hidden tests' inputs (coursetools/checker/term.py): set a new one each
 # term (0 keeps the seeds as the sources write them); True below draws each student's own.
 c.CheckedExecute.term_seed = 0
@@ -77,34 +83,32 @@ c.IgnorePattern.pattern = r"[\s\S]"
 c.OverwriteCells.add_missing_cells = True
 # Huge printed outputs are cut before they reach the gradebook and feedback: in lines by nbgrader,
 # and in bytes per cell by the course (coursetools/grading/output_cap.py: the cut is said where it happens,
-# and the student flagged `output cut`); the bytes also while the cell runs, since nbclient holds a
-# cell's whole output in memory until it ends.
+# and the student flagged `output cut`); the bytes first in the kernel, before they are sent
+# (coursetools/checks/output_cap.py), then as they arrive, since nbclient holds a cell's whole output
+# in memory until it ends, then in the autograded notebook.
 c.LimitOutput.max_lines = 200
 c.LimitOutput.max_traceback = 30
 c.CapOutputBytes.max_bytes = 300_000
 
 from nbgrader.preprocessors import LimitOutput  # noqa: E402
 
-from coursetools.grading.nbgrader_plugins import ExplainTimeouts  # noqa: E402
-from coursetools.grading.output_cap import CapOutputBytes, CappedKernelClient  # noqa: E402
-
-c.ConfinedKernelManager.client_factory = CappedKernelClient
+_PLUGINS = "coursetools.grading.nbgrader_plugins"
+# nbclient's kernel client: output capped as it arrives, each cell's reply awaited against its clock
+c.ConfinedKernelManager.client_factory = "coursetools.grading.kernel_client.GradingKernelClient"
 # After execution: a cell stopped at the time limit says the limit and what to do; then the cap.
 # Execute is replaced by CheckedExecute (hidden blocks in the checker, above).
-_autograde = [CheckedExecute if p.__name__ == "Execute" else p
+_autograde = ["coursetools.grading.checked_execute.CheckedExecute" if p.__name__ == "Execute" else p
               for p in Autograde.class_traits()["autograde_preprocessors"].default()]
 _after_limit = _autograde.index(LimitOutput) + 1
-c.Autograde.autograde_preprocessors = [*_autograde[:_after_limit], ExplainTimeouts, CapOutputBytes,
-                                       *_autograde[_after_limit:]]
+c.Autograde.autograde_preprocessors = [*_autograde[:_after_limit], f"{_PLUGINS}.ExplainTimeouts",
+                                       "coursetools.grading.output_cap.CapOutputBytes", *_autograde[_after_limit:]]
 
 # --- the text every assignment shares -------------------------------------------------------------
 # "How grading works" is written once (coursetools/authoring/how_grading_works.md) and put into each release
 # where the source says <!-- include: how grading works -->, with the time limit set above.
 from nbgrader.converters.generate_assignment import GenerateAssignment  # noqa: E402
 
-from coursetools.authoring.grading_rules import IncludeGradingRules  # noqa: E402
-
-c.GenerateAssignment.preprocessors = [IncludeGradingRules,
+c.GenerateAssignment.preprocessors = ["coursetools.authoring.grading_rules.IncludeGradingRules",
                                       *GenerateAssignment.class_traits()["preprocessors"].default()]
 c.IncludeGradingRules.cell_timeout = c.ExecutePreprocessor.timeout
 
@@ -113,10 +117,9 @@ c.IncludeGradingRules.cell_timeout = c.ExecutePreprocessor.timeout
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import GetGrades  # noqa: E402
 
-from coursetools.grading.nbgrader_plugins import FeedbackExporter, HideHiddenTests, NameGradedCells  # noqa: E402
-
 # NameGradedCells: the page's table of contents names each exercise as the notebook does, and a
 # note says which given cells the student edited or deleted (put back before grading).
-c.GenerateFeedback.preprocessors = [HideHiddenTests, GetGrades, NameGradedCells, CSSHTMLHeaderPreprocessor]
+c.GenerateFeedback.preprocessors = [f"{_PLUGINS}.HideHiddenTests", GetGrades, f"{_PLUGINS}.NameGradedCells",
+                                    CSSHTMLHeaderPreprocessor]
 # nbgrader's feedback page loads MathJax from a CDN; this one carries the book's copy inlined.
-c.GenerateFeedback.exporter_class = FeedbackExporter
+c.GenerateFeedback.exporter_class = f"{_PLUGINS}.FeedbackExporter"

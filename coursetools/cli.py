@@ -21,7 +21,7 @@ from pathlib import Path
 
 from coursetools.common.layout import CONFIG_FILE, Course, check_assignment
 from coursetools.grading.gradebook import flag_submissions, unflag_submission
-from coursetools.grading.outcomes import CLEARED, KEPT, OK, reviewed
+from coursetools.grading.outcomes import CLEARED, GRADED, KEPT, OK, reviewed
 from coursetools.grading.penalty import record_late_penalty
 from coursetools.grading.state import (
     DUE,
@@ -33,7 +33,7 @@ from coursetools.grading.state import (
     student_records,
     update_state,
 )
-from coursetools.reports.exports import class_table, export, submission_time
+from coursetools.reports.exports import NO_SUBMISSION, class_table, export, submission_time
 from coursetools.reports.report import write_report
 from coursetools.reports.uploads import write_uploads
 
@@ -58,8 +58,15 @@ def _grade(course: Course, args: argparse.Namespace) -> int:
     if args.due:
         update_state(course, args.assignment, {DUE: args.due.isoformat()})
     if args.from_folder:
-        students = collect_folder(course, args.assignment, args.from_folder)
-        print(f"collected {len(students)} students from {args.from_folder}")
+        try:
+            records = collect_folder(course, args.assignment, args.from_folder)
+        except (OSError, ValueError) as error:
+            print(f"course: error: {error}", file=sys.stderr)
+            return 2
+        print(f"collected {len(records)} students from {args.from_folder}")
+        for student, record in records.items():
+            print(f"  {student}: submitted {record['timestamp']} ({record['time_from']})" if record["timestamp"]
+                  else f"  {student}: no notebook, no time")
     if args.zip:
         choice = collect_zip(course, args.assignment, args.zip, replace_folders=args.replace_folders)
         print(f"collected {len(choice.chosen)} students from {args.zip}")
@@ -81,7 +88,7 @@ def _grade(course: Course, args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         merge_state(course, args.assignment, TIMES, times)
-        print(f"submission times of {len(times)} students read from {args.times}")
+        print(f"submission times of {len(times)} students read from {args.times} (they stand before any other)")
     try:
         outcomes = autograde.grade(course, args.assignment, args.student or None, force=args.force, jobs=args.jobs,
                                  cell_timeout=args.cell_timeout,
@@ -117,8 +124,9 @@ def _say_unknown_times(course: Course, assignment: str) -> None:
 def _feedback(course: Course, args: argparse.Namespace) -> int:
     from coursetools.grading import autograde
 
-    pending = {row.student: row.to_grade_by_hand for row in class_table(course, args.assignment).rows
-               if row.to_grade_by_hand}
+    table = class_table(course, args.assignment)
+    pending = {row.student: row.to_grade_by_hand for row in table.rows if row.to_grade_by_hand}
+    not_graded = {row.student: row.status for row in table.rows if row.status not in (*GRADED, NO_SUBMISSION)}
     if pending and not args.ready_only:
         for student in pending:
             for page in course.folder("feedback", args.assignment, student).glob("*.html"):
@@ -142,6 +150,9 @@ def _feedback(course: Course, args: argparse.Namespace) -> int:
           "(hand back these HTML files, never grading/autograded/)")
     if held_back:
         print(f"NOT WRITTEN (answers still to grade by hand): {sorted(set(held_back))}")
+    if not_graded:
+        print("NOT WRITTEN (the notebook did not finish, so nothing was graded; grade it again once fixed): "
+              + ", ".join(f"{student} ({status})" for student, status in not_graded.items()))
     if withheld:
         print(f"WITHHELD (feedback quoted a hidden test): {withheld}")
     return 1 if withheld else 0
@@ -166,6 +177,10 @@ def _report(course: Course, args: argparse.Namespace) -> int:
         print(f"wrote {path} (for the LMS's grade import; {len(upload.left_out)} students left out"
               + "".join(f"; {why}: {', '.join(students)}" for why, students in whys.items()) + ")")
     print(f"wrote {write_report(course, args.assignment, table)}")
+    refused = [f"{row.student}: {', '.join(row.refused)}" for row in table.rows if row.refused]
+    if refused:
+        print(f"SCORES NOT COUNTED (a hand score outside its cell's points, written in formgrader; score them again "
+              f"there): {'; '.join(refused)}")
     pending = [row.student for row in table.rows if row.to_grade_by_hand]
     if pending:
         print(f"HAND GRADING PENDING for {len(pending)} students ({', '.join(pending)}): their totals are "
@@ -180,6 +195,11 @@ def _review(course: Course, args: argparse.Namespace) -> int:
         return 2
     if record["status"] == OK:
         print(f"course: error: {args.student} is ok on {args.assignment}: nothing to review", file=sys.stderr)
+        return 2
+    if args.clear is not None and record["status"] not in GRADED:
+        print(f"course: error: {args.student} is {record['status']} on {args.assignment}: the notebook did not finish, "
+              "so it has no score a cleared flag could count; fix the cause (or record --keep) and grade again",
+              file=sys.stderr)
         return 2
     decision, note = (CLEARED, args.clear) if args.clear is not None else (KEPT, args.keep)
     merge_state(course, args.assignment, REVIEWS, {args.student: {

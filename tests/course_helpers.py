@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
 import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -82,6 +86,31 @@ secret_operand = 40
 
 Because addition is commutative.
 """
+
+
+# What the issue-51 tests print in a graded answer: 300 MB in 1 MB lines, two million short lines,
+# 300 MB from a thread, 300 MB of displays; then the model answer follows.
+FLOODS = {
+    "print_300_mb": "for _ in range(300):\n    print('x' * (2**20 - 1), flush=True)\n",
+    "print_2m_lines": "for i in range(2_000_000):\n    print(i)\n",
+    "thread_300_mb": ("import threading\n\ndef flood():\n    for _ in range(300):\n        print('y' * (2**20 - 1))\n\n"
+                      "printer = threading.Thread(target=flood)\nprinter.start()\nprinter.join()\n"),
+    "display_300_mb": ("from IPython.display import display\n\nfor _ in range(300):\n"
+                       "    display({'text/plain': 'z' * 2**20}, raw=True)\n"),
+}
+
+
+@contextlib.contextmanager
+def busy_processes(count: int) -> Iterator[list[subprocess.Popen]]:
+    """``count`` processes that spin at full speed until the block ends (a machine busy with other work)."""
+    spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield spinning
+    finally:
+        for process in spinning:
+            process.kill()
+        for process in spinning:
+            process.wait()
 
 
 def require_sandbox() -> None:

@@ -42,7 +42,7 @@ from coursetools.common.cells import cell_titles, graded_cells
 from coursetools.common.hidden import HIDDEN_MARKERS, hidden_lines, visible_text
 from coursetools.common.layout import REPO_ROOT
 from coursetools.grading import autograde
-from coursetools.grading.outcomes import CELL_TIMED_OUT, OK, OUTPUT_CUT, TAMPERED
+from coursetools.grading.outcomes import CELL_TIMED_OUT, OK, OUTPUT_CUT, TAMPERED, TIMED_OUT
 from coursetools.grading.rubrics import HEADING as RUBRIC_HEADING
 from coursetools.grading.scan import locked_changes_in
 from coursetools.grading.state import LEFT_OUT, load_state
@@ -119,14 +119,14 @@ def csv_by_student(course_copy: CourseCopy) -> dict[str, dict[str, str]]:
     return {row["student"]: row for row in csv.DictReader(path.open(encoding="utf-8"))}
 
 
-def hand_grade(course_copy: CourseCopy, grades: dict[str, float]) -> None:
-    """Score the written answers as formgrader does (its grade API's PUT): a manual score on the
-    student's grade, which then needs no manual grade."""
+def hand_grade(course_copy: CourseCopy, grades: dict[str, float], grade_id: str = WRITTEN) -> None:
+    """Score the written answers (or another graded cell) as formgrader does (its grade API's PUT, which
+    takes any number): a manual score on the student's grade, which then needs no manual grade."""
     from nbgrader.api import Gradebook
 
     with Gradebook(course_copy.course.nbgrader.db_url) as gradebook:
         for student, score in grades.items():
-            grade = gradebook.find_grade(WRITTEN, A, A, student)
+            grade = gradebook.find_grade(grade_id, A, A, student)
             grade.manual_score = score
             grade.needs_manual_grade = grade.manual_score is None and grade.auto_score is None
         gradebook.db.commit()
@@ -371,17 +371,28 @@ def test_the_second_term_flags_no_honest_student_keeps_hand_grades_and_formgrade
 FLOOD = "for _ in range(300):\n    print('x' * (2**20 - 1), flush=True)\n"  # 300 MB of output, then the answer
 
 
+REGRADED_BY_HAND = 2  # jdoe's written answer, hand graded again while the notebook had not finished
+
+
 @pytest.fixture(scope="module")
 def later_in_the_term(second_term, graded, tmp_path_factory):
-    """Issue 42, after the second term's grading: jdoe's regrade fails (a notebook limit of 1 s: what a
-    transient failure does, total blank and the autograded notebook removed) and is run again; doejane
-    resubmits every answer from a folder, with flood, a new student whose first answer prints 300 MB;
-    then the term's zip command is run again, as an instructor who forgot the folder would."""
+    """Issue 42, after the second term's grading: jdoe's regrade fails (a notebook limit of 1 s of CPU: what
+    a transient failure does, total blank) and, issue 51, while it has not finished its written answer is
+    hand graded again in formgrader, and a score above its points is typed on a test cell; then jdoe is
+    graded again. doejane resubmits every answer from a folder, with flood, a new student whose first
+    answer prints 300 MB; then the term's zip command is run again, as an instructor who forgot the
+    folder would."""
     course_copy = graded[0]
     root, course = course_copy.root, course_copy.course
     events = {"failed": make("grade", f"A={A}", f"COURSE={root}",
                              "ARGS=--student jdoe --force --cell-timeout=1 --notebook-timeout=1")}
     events["failed status"] = load_state(course, A)["jdoe"]["status"]
+    events["failed, left to grade"] = gradebook_left_to_grade(course_copy, ["jdoe"])
+    events["failed, formgrader's notebook"] = nbformat.read(course.notebook("autograded", A, "jdoe"), as_version=4)
+    events["failed, report"] = make("report", f"A={A}", f"COURSE={root}")
+    events["failed, csv"] = csv_by_student(course_copy)
+    hand_grade(course_copy, {"jdoe": REGRADED_BY_HAND})
+    hand_grade(course_copy, {"jdoe": 2 * AUTO_POINTS["test_pad_left"]}, "test_pad_left")  # formgrader takes any number
     events["again"] = make("grade", f"A={A}", f"COURSE={root}",
                            "ARGS=--student jdoe --force --cell-timeout=10 --notebook-timeout=120")
     release_now = nbformat.read(course.notebook("release", A), as_version=4)
@@ -407,13 +418,23 @@ def test_a_failed_run_a_folder_resubmission_and_a_flood_later_in_the_term(later_
     """Issue 42: after a transient failure, regrading an unchanged file kept its hand grade (it had
     said "the answer changed since its hand grade"); the term's zip run again kept the newer
     resubmission from a folder (it had silently put the zip's file back); 300 MB of output is
-    `output cut` with every point, never `timed out`."""
+    `output cut` with every point, never `timed out`. Issue 51: while jdoe's notebook had not finished,
+    formgrader offered its test cells for hand scores and took any; the regrade kept them."""
     events, rows, state = later_in_the_term
     assert all(events[step].returncode == 0 for step in ("failed", "again", "folder", "zip again", "report")), \
         {step: events[step].stdout[-800:] + events[step].stderr[-800:] for step in ("failed", "again", "folder")}
-    assert events["failed status"] != OK, "the 1 s limit must make the run fail"
+    assert events["failed status"] == TIMED_OUT, "the 1 s limit must make the run fail"
+    assert events["failed, left to grade"] == {"jdoe": 0}, "no test cell waits for a hand score"
+    shown = events["failed, formgrader's notebook"]
+    assert [cell.grade_id for cell in graded_cells(shown)] == [WRITTEN], "formgrader scores the written answer only"
+    assert all(cell.outputs[0].text.startswith("not graded: timed out") for cell in shown.cells
+               if cell.metadata.get("nbgrader", {}).get("grade_id") in AUTO_POINTS)
+    failed_row = events["failed, csv"]["jdoe"]
+    assert (failed_row["status"], failed_row["total"], failed_row["test_pad_left"]) == (TIMED_OUT, "", "")
     assert state["jdoe"]["status"] == OK
-    assert float(rows["jdoe"][WRITTEN]) == HAND_GRADES["jdoe"] and float(rows["jdoe"]["total"]) == FULL + 3
+    assert float(rows["jdoe"][WRITTEN]) == REGRADED_BY_HAND, "the hand grade given while it had not finished"
+    assert float(rows["jdoe"]["test_pad_left"]) == AUTO_POINTS["test_pad_left"], "the tests' score, not formgrader's"
+    assert float(rows["jdoe"]["total"]) == FULL + REGRADED_BY_HAND and rows["jdoe"]["manual_to_grade"] == "0"
     assert not any("grade it again" in detail for detail in state["jdoe"]["details"]), state["jdoe"]["details"]
     assert "Sorting by length first." in events["submitted doejane"], "the folder's newer file stays"
     assert any("collected from a folder" in why for why in state[LEFT_OUT]["doejane"]), state[LEFT_OUT]

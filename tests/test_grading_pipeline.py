@@ -54,6 +54,6 @@ def test_folder_collect_keeps_misnamed_notebooks(course, tmp_path):
     (tmp_path / "bob" / "tiny" / "tiny (1).ipynb").write_text("{}")
     (tmp_path / "eve").mkdir()
     (tmp_path / "eve" / "tiny.ipynb").write_text("{}")
-    assert collect_folder(course, "tiny", tmp_path) == ["bob", "eve"]
+    assert list(collect_folder(course, "tiny", tmp_path)) == ["bob", "eve"]
     assert (course.folder("submitted", "tiny", "bob") / "tiny (1).ipynb").is_file()
     assert course.notebook("submitted", "tiny", "eve").is_file()

@@ -15,6 +15,7 @@ import nbformat
 import pytest
 
 from coursetools.authoring.sources import assignments
+from coursetools.checker.clock import WALL_FACTOR
 from coursetools.cli import main
 from coursetools.common.hidden import HIDDEN_MARKERS, hidden_lines, visible_text
 from coursetools.common.layout import REPO_ROOT
@@ -169,12 +170,15 @@ def status(graded, student: str) -> str:
 
 
 def test_commands_succeed_and_time_is_bounded(graded):
+    """No student holds grading past the notebook's limits: its CPU seconds, or (a kernel that waits, or a
+    machine so busy that a kernel computes slowly) WALL_FACTOR times as many wall-clock seconds."""
     _, state, seconds, codes = graded
     assert codes == [0, 0, 0], f"grade/feedback/report exit codes: {codes}"
     slowest = max(record["seconds"] for name, record in state.items() if not name.startswith("_"))
-    assert slowest < NOTEBOOK_TIMEOUT + 15, f"a student took {slowest} s, over the notebook timeout"
+    guard = NOTEBOOK_TIMEOUT * WALL_FACTOR + 15
+    assert slowest < guard, f"a student took {slowest} s, over the notebook's wall-clock guard"
     students = len([s for s in state if not s.startswith("_")])
-    worst_case = (NOTEBOOK_TIMEOUT + 15) * -(-students // 2)  # two at a time, each under its cap
+    worst_case = guard * -(-students // 2)  # two at a time, each under its guard
     assert seconds < worst_case, f"grading took {seconds:.0f} s, more than the worst case {worst_case} s"
 
 
@@ -274,7 +278,7 @@ def test_output_is_capped_in_bytes_said_where_and_never_held_whole(graded):
              if noted_bytes(output)]
     assert len(notes) == 1 and noted_bytes(notes[0]) > (FLOOD_LINES - 1) * 2**20, notes
     assert noted_bytes(notes[0], DROPPED_KEY) > (FLOOD_LINES - 2) * 2**20, "the grader held the whole output"
-    assert "output cut here" in copy_.feedback_html("floods_output")
+    assert "output cut at 300,000 bytes" in copy_.feedback_html("floods_output")
     assert any("bytes of output not kept" in d for d in graded[1]["floods_output"]["details"])
 
 

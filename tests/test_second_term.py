@@ -8,10 +8,11 @@ The end-to-end proof (a test changed, released, committed and regraded) is the s
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import zipfile
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import nbformat
@@ -19,11 +20,17 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from coursetools.cli import main
-from coursetools.common.cells import GradedCell, cell_titles, short_title
+from coursetools.common.cells import GradedCell, cell_titles, graded_cells, short_title
 from coursetools.common.layout import REPO_ROOT, Course
 from coursetools.grading.autograde import answers_as_scored
 from coursetools.grading.collect import collect_folder, collect_zip, read_submission_times
-from coursetools.grading.gradebook import gradebook_scores, keep_hand_grades
+from coursetools.grading.gradebook import (
+    class_scores,
+    close_unfinished,
+    gradebook_scores,
+    keep_hand_grades,
+    restore_overrides,
+)
 from coursetools.grading.outcomes import CLEARED, KEPT, OK, TAMPERED, reviewed
 from coursetools.grading.state import (
     LEFT_OUT,
@@ -35,7 +42,8 @@ from coursetools.grading.state import (
     merge_state,
     update_state,
 )
-from coursetools.reports.exports import ClassTable, class_row, csv_rows, lateness, submission_time
+from coursetools.grading.unfinished import not_graded_notebook
+from coursetools.reports.exports import ClassTable, class_row, csv_rows, late_by, lateness, submission_time
 from coursetools.reports.report import render, student_links
 from coursetools.reports.uploads import canvas_rows, moodle_rows, write_uploads
 
@@ -107,6 +115,119 @@ def test_a_hand_grade_stands_after_a_failed_run_removed_the_autograded_notebook(
     shutil.rmtree(course.folder("autograded", A, "ann"))  # what a failed autograde does
     assert answers_as_scored(course, A, "ann", None) == {}
     assert answers_as_scored(course, A, "ann", record) == {"why": "Because addition commutes."}
+
+
+# --- a notebook that did not finish, and scores outside a cell's points (issue 51, item 2) ------------
+
+def planted_gradebook(course: Course, student: str) -> None:
+    """One submission of ``student`` with a test cell ``test_add`` (2 points) that scored 2 and which an
+    instructor overrode to 1, and a written answer ``why`` (3 points) scored 2 by hand."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.nbgrader.db_url) as gradebook:
+        gradebook.update_or_create_assignment(A)
+        gradebook.add_notebook(A, A)
+        gradebook.add_grade_cell("test_add", A, A, max_score=2, cell_type="code")
+        gradebook.add_grade_cell("why", A, A, max_score=3, cell_type="markdown")
+        gradebook.add_solution_cell("why", A, A)
+        gradebook.add_student(student)
+        with gradebook.db.no_autoflush:
+            gradebook.add_submission(A, student)
+        test = gradebook.find_grade("test_add", A, A, student)
+        test.auto_score, test.manual_score, test.needs_manual_grade = 2, 1, False
+        why = gradebook.find_grade("why", A, A, student)
+        why.manual_score, why.needs_manual_grade = 2, False
+        gradebook.db.commit()
+
+
+def write_score(course: Course, student: str, grade_id: str, score: float) -> None:
+    """What formgrader's grade API does with a score typed in (it accepts any number)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.nbgrader.db_url) as gradebook:
+        grade = gradebook.find_grade(grade_id, A, A, student)
+        grade.manual_score, grade.needs_manual_grade = score, False
+        gradebook.db.commit()
+
+
+def grades(course: Course, student: str) -> dict[str, tuple]:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.nbgrader.db_url) as gradebook:
+        return {g.name: (g.auto_score, g.manual_score, g.needs_manual_grade)
+                for g in gradebook.find_submission_notebook(A, A, student).grades}
+
+
+def test_a_notebook_that_did_not_finish_has_no_test_score_until_a_regrade_finishes(course):
+    """Issue 51: after `timed out` every test cell was marked needs_manual_grade; formgrader took 2 on a
+    1-point cell, which outlived the next regrade."""
+    planted_gradebook(course, "ann")
+    overrides = close_unfinished(course, A, "ann", {"test_add"}, stubs={"why": "YOUR ANSWER HERE"},
+                                 answers={"why": "Because addition commutes."})
+    assert overrides == {"test_add": 1}
+    assert grades(course, "ann") == {"test_add": (None, None, False), "why": (None, 2, False)}, \
+        "no test score, none waited for; the hand grade stands"
+    write_score(course, "ann", "test_add", 7)  # meanwhile, through formgrader's API
+    restore_overrides(course, A, "ann", {"test_add"}, overrides)  # the regrade that finished
+    assert grades(course, "ann")["test_add"][1:] == (1, True), "the override from before, to look at again"
+    restore_overrides(course, A, "ann", {"test_add"}, {})
+    assert grades(course, "ann")["test_add"][1:] == (None, False), "the tests' score stands alone"
+
+
+def test_an_untouched_written_answer_of_a_notebook_that_did_not_finish_scores_zero_as_autograde_scores_it(course):
+    planted_gradebook(course, "bob")
+    write_score(course, "bob", "why", None)
+    close_unfinished(course, A, "bob", {"test_add"}, stubs={"why": "YOUR ANSWER HERE"},
+                     answers={"why": "YOUR ANSWER HERE"})
+    assert grades(course, "bob")["why"] == (0, None, False)
+    close_unfinished(course, A, "bob", {"test_add"}, stubs={"why": "YOUR ANSWER HERE"}, answers={"why": "Mine."})
+    assert grades(course, "bob")["why"] == (None, None, True), "a written answer waits for its hand grade"
+
+
+def test_a_score_outside_its_cells_points_is_refused_and_reported(course):
+    """Issue 51: formgrader accepted 2.0 on a 1-point cell; the course counted it."""
+    planted_gradebook(course, "cat")
+    course.folder("autograded", A, "cat").mkdir(parents=True)
+    nbformat.write(written_answer("Because addition commutes."), course.notebook("autograded", A, "cat"))
+    write_score(course, "cat", "why", 5)  # above its 3 points
+    read = class_scores(course, A, ["cat"])["cat"]
+    assert read.scores["why"] is None and "outside its 0 to 3 points" in read.refused["why"]
+    assert keep_hand_grades(course, A, "cat", {"why": "Because addition commutes."}) == []
+    assert grades(course, "cat")["why"][2] is True, "keeping hand grades does not make it count"
+    cells = [GradedCell("test_add", True, 2.0), GradedCell("why", False, 3.0)]
+    row = class_row("cat", {"status": OK, "details": []}, read.scores, cells, refused=read.refused)
+    assert (row.total, row.to_grade_by_hand, row.refused) == (1.0, ["why"], read.refused)
+    assert any("outside its 0 to 3 points" in detail and "score it again in formgrader" in detail
+               for detail in row.details)
+    assert class_row("cat", {"status": "timed out", "details": []}, {}, cells, refused=read.refused).refused == {}
+
+
+def test_formgrader_shows_the_tests_of_a_notebook_that_did_not_finish_as_not_graded():
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.server_extensions.formgrader import handlers
+    from traitlets.config import Config
+
+    test_meta = {"grade": True, "grade_id": "test_add", "locked": True, "points": 2, "schema_version": 3,
+                 "solution": False}
+    answer_meta = {"grade": False, "grade_id": "add", "locked": False, "schema_version": 3, "solution": True}
+    release = new_notebook(cells=[new_code_cell("# YOUR CODE HERE", metadata={"nbgrader": answer_meta}),
+                                  new_code_cell("assert add(1, 1) == 2", metadata={"nbgrader": test_meta}),
+                                  *written_answer("YOUR ANSWER HERE").cells])
+    answer = new_code_cell("def add(a, b):\n    return a + b", metadata={"nbgrader": answer_meta})
+    submission = new_notebook(cells=[answer, *written_answer("Because addition commutes.").cells])  # test deleted
+    shown = not_graded_notebook(release, submission, "timed out", ["stopped after 180 s of CPU time"])
+    assert [cell.source for cell in shown.cells] == ["def add(a, b):\n    return a + b", "assert add(1, 1) == 2",
+                                                    "Because addition commutes."]
+    assert graded_cells(shown) == [GradedCell("why", False, 3.0)], "only the written answer is graded (by hand)"
+    assert shown.cells[1].outputs[0].text.startswith("not graded: timed out (stopped after 180 s of CPU time)")
+    config = Config()
+    config.HTMLExporter.template_name = "formgrade"
+    config.HTMLExporter.extra_template_basedirs = [handlers.template_path]
+    html, _ = HTMLExporter(config=config).from_notebook_node(shown, resources={
+        "base_url": "", "mathjax_url": "", "submission_id": "1", "notebook_id": A, "index": 0, "total": 1,
+        "student": "ann", "last_name": "", "first_name": "", "notebook_path": "x", "assignment_id": A})
+    assert re.findall(r'<input class="score tabbable" id="([^"]+)"', html) == ["why"], "no score box for a test"
+    assert "not graded: timed out" in html
 
 
 # --- the LMS uploads (item 7) and submission times (item 6) ---------------------------------------
@@ -220,14 +341,57 @@ def test_the_terms_zip_collected_again_keeps_a_resubmission_collected_from_a_fol
     assert course.notebook("submitted", A, "jdoe").read_text() != "resubmitted later"
 
 
-def test_a_student_collected_again_from_a_folder_loses_the_zips_time(course, tmp_path):
+def late_folder(tmp_path: Path, files: dict[str, datetime | None]) -> Path:
+    """``late/<student>/<A>.ipynb`` for each student, modified at the time given (None: now)."""
+    for student, modified in files.items():
+        notebook = tmp_path / "late" / student / f"{A}.ipynb"
+        notebook.parent.mkdir(parents=True)
+        notebook.write_text(f"{student}'s answers")
+        if modified is not None:
+            os.utime(notebook, (modified.timestamp(), modified.timestamp()))
+    return tmp_path / "late"
+
+
+def test_a_submission_from_a_folder_is_dated_by_its_file_and_marked_late(course, tmp_path):
+    """Issue 51: the README offers FROM= for a late submission, but a folder carried no time: `make grade`
+    said it had none, and DUE= marked nothing."""
     collect_zip(course, A, lms_zip(course.root / "lms.zip"))
-    (tmp_path / "late" / "jdoe").mkdir(parents=True)
-    (tmp_path / "late" / "jdoe" / f"{A}.ipynb").write_text("later")
-    collect_folder(course, A, tmp_path / "late")
+    merge_state(course, A, TIMES, {"jdoe": "2026-01-11T09:00:00"})  # the zip's file, from a times file
+    folder = late_folder(tmp_path, {"jdoe": datetime(2026, 1, 14, 8, 30), "kim": datetime(2026, 1, 12, 20, 0)})
+    (folder / "kim" / "timestamp.txt").write_text("2026-01-13 00:29:00\n")  # nbgrader's own stamp wins
+    records = collect_folder(course, A, folder)
+    assert {s: (r["timestamp"], r["time_from"]) for s, r in records.items()} == {
+        "jdoe": ("2026-01-14T08:30:00", "the file's modification time"),
+        "kim": ("2026-01-13T00:29:00", "timestamp.txt")}
     state = load_state(course, A)
-    assert "jdoe" not in state[SUBMITTED] and "doejane" in state[SUBMITTED]
-    assert submission_time(course, A, "jdoe", state) is None
+    due = datetime(2026, 1, 12, 23, 59)
+    assert lateness(submission_time(course, A, "jdoe", state), due) == "late by 1 d 8 h 31 min", \
+        "the folder's file, not the times file's time of the zip's file"
+    assert lateness(submission_time(course, A, "kim", state), due) == "late by 30 min"
+    assert "jdoe" not in state[TIMES] and state[SUBMITTED]["doejane"]["file"].startswith("doejane")
+
+
+def test_a_folder_whose_file_times_were_not_kept_is_refused_with_what_to_do(course, tmp_path, capsys):
+    folder = late_folder(tmp_path, {"jdoe": datetime(2026, 1, 14, 8, 30), "kim": datetime(2099, 1, 1)})
+    with pytest.raises(ValueError, match="in the future: its time was not kept .* TIMES=times.csv"):
+        collect_folder(course, A, folder)
+    assert not course.notebook("submitted", A, "jdoe").exists(), "nothing is collected"
+    assert main(["--root", str(course.root), "grade", A, "--from", str(folder)]) == 2
+    assert "course: error:" in capsys.readouterr().err
+
+
+def test_a_times_file_given_with_a_folder_stands_before_the_files_time(course, tmp_path):
+    folder = late_folder(tmp_path, {"jdoe": datetime(2026, 1, 14, 8, 30)})
+    collect_folder(course, A, folder)
+    merge_state(course, A, TIMES, {"jdoe": "2026-01-12T23:00:00"})  # what `--times` in the same command does
+    state = load_state(course, A)
+    assert lateness(submission_time(course, A, "jdoe", state), datetime(2026, 1, 12, 23, 59)) == ""
+
+
+def test_a_files_local_time_and_a_due_date_with_an_offset_compare_in_the_machines_time_zone():
+    local = datetime(2026, 1, 13, 10, 0)
+    due = datetime(2026, 1, 13, 9, 0).astimezone()  # the same wall clock, an hour earlier, with its offset
+    assert late_by(local, due) == late_by(local.astimezone(), due) == timedelta(hours=1)
 
 
 # --- the report (item 8) ------------------------------------------------------------------------

@@ -9,10 +9,20 @@ already, and executes the pages that have not in a pool of worker processes, sto
 in that cache exactly as myst-nb would. myst-nb then finds every page in the cache and only
 renders it.
 
-A page that fails here is not stored: myst-nb executes it again, on its own, and reports the
-error the usual way. Each page still runs alone in its own kernel, from its own folder, so what
-it computes does not depend on this extension; single-thread timings a page measures may come out
-a little slower while another page runs on the other core.
+A page whose kernel failed (it died, did not start, or raised a ZeroMQ error: :data:`KERNEL_FAILURES`)
+is started again here in a fresh kernel, up to :data:`PAGE_STARTS` times: on a busy machine a kernel
+raised "ZMQError: Socket operation on non-socket" and its page failed. A page that fails otherwise
+(one of its cells raised, or ran past the timeout, which is 4 times the slowest page's time) is not
+stored: myst-nb executes it again, on its own, and reports the error the usual way. Each page still
+runs alone in its own kernel, from its own folder, so what it computes does not depend on this
+extension; single-thread timings a page measures may come out a little slower while another page
+runs on the other core.
+
+After a cell's reply, nbclient waits ``iopub_timeout`` seconds (4 by default) for the rest of the
+cell's output and, by default, goes on without it: in a build beside other work (load 15-18 on 2
+cores) the last glued values of ch09_pronunciation's and ch12_adapt's slowest cells were lost that
+way, with no error, and the build failed on the missing glue keys. Pages here wait up to
+:data:`IOPUB_WAIT` seconds, and a wait that runs out fails the page instead of dropping its output.
 
 Configuration (``_config.yml``, ``sphinx: config:``): ``nb_parallel_jobs``, the number of pages
 run at once (default: the number of CPU cores; 1 leaves the execution to myst-nb);
@@ -22,6 +32,7 @@ follow in Sphinx's order), so that a long page does not start last and run alone
 
 from __future__ import annotations
 
+import copy
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -32,31 +43,41 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 
-#: How often a page's kernel may fail to start before the page is left to myst-nb.
-KERNEL_STARTS = 3
+#: How many times a page is started in a fresh kernel when its kernel failed, before it is left to myst-nb.
+PAGE_STARTS = 3
+#: What a failure says when the kernel failed, not the page's code. Kernels starting at the same moment in
+#: two processes can be handed the same free TCP port (jupyter_client picks the ports, the kernel binds them a
+#: moment later): the loser dies with "Address already in use", reported as "Kernel died before replying to
+#: kernel_info". A kernel whose ZeroMQ sockets broke raised "ZMQError".
+KERNEL_FAILURES = ("Kernel died", "DeadKernelError", "ZMQError")
+#: Seconds to wait, after a cell's reply, for the rest of its output (nbclient's ``iopub_timeout``): a wait that
+#: ends at once when nothing is wrong, long enough for a kernel that gets a sliver of a busy machine.
+IOPUB_WAIT = 600
 
 
 def _execute(notebook, cwd: str, timeout: int, allow_errors: bool):
-    """Run ``notebook`` in a fresh kernel (in a worker process); return it, seconds, and any error.
+    """Run ``notebook`` in a fresh kernel (in a worker process), started again when its kernel failed
+    (:data:`KERNEL_FAILURES`); return it, seconds, any error and how many starts it took.
 
-    Kernels starting at the same moment in two processes can be handed the same free TCP port
-    (jupyter_client picks the ports, the kernel binds them a moment later); the loser dies with
-    "Address already in use" and the client reports "Kernel died before replying to kernel_info".
-    Such a start is tried again. Any other exception comes back as the page's error, so that
-    myst-nb runs the page itself, instead of stopping the whole build.
+    Any exception comes back as the page's error, so that myst-nb runs the page itself, instead of
+    stopping the whole build.
     """
     from jupyter_cache.executors.utils import single_nb_execution
 
-    for attempt in range(1, KERNEL_STARTS + 1):
+    for start in range(1, PAGE_STARTS + 1):
+        page = copy.deepcopy(notebook)  # executed in place: a new start begins from the page as written
         try:
-            result = single_nb_execution(notebook, cwd=cwd, timeout=timeout, allow_errors=allow_errors,
-                                         meta_override=True)
+            result = single_nb_execution(page, cwd=cwd, timeout=timeout, allow_errors=allow_errors,
+                                         meta_override=True, iopub_timeout=IOPUB_WAIT, raise_on_iopub_timeout=True)
         except Exception as error:  # noqa: BLE001 - whatever it is, myst-nb runs the page again and reports it
-            if "Kernel died before replying" in str(error) and attempt < KERNEL_STARTS:
-                time.sleep(attempt)
-                continue
-            return notebook, 0.0, f"{type(error).__name__}: {error}"
-        return notebook, result.time, result.exc_string if result.err is not None else None
+            seconds, failure = 0.0, f"{type(error).__name__}: {error}"
+        else:
+            if result.err is None:
+                return page, result.time, None, start
+            seconds, failure = result.time, result.exc_string or repr(result.err)
+        if start == PAGE_STARTS or not any(mark in failure for mark in KERNEL_FAILURES):
+            return page, seconds, failure, start
+        time.sleep(start)
 
 
 def _pages_to_execute(env, cache, docnames: list[str]) -> list[tuple[str, Path, object]]:
@@ -106,14 +127,15 @@ def execute_in_parallel(app, env, docnames: list[str]) -> None:
                    for docname, path, notebook in pages}
         for done in as_completed(running):
             docname, path = running[done]
-            notebook, seconds, error = done.result()
+            notebook, seconds, error, starts = done.result()
+            again = f", started {starts} times (its kernel failed)" if starts > 1 else ""
             if error is not None:
-                logger.info(f"[parallel_execution] {docname} failed after {seconds:.0f} s "
+                logger.info(f"[parallel_execution] {docname} failed after {seconds:.0f} s{again} "
                             f"({error.strip().splitlines()[-1]}); myst-nb will run it again and report the error")
                 continue
             cache.cache_notebook_bundle(CacheBundleIn(notebook, str(path), data={"execution_seconds": seconds}),
                                         check_validity=False, overwrite=True)
-            logger.info(f"[parallel_execution] {docname} executed in {seconds:.0f} s")
+            logger.info(f"[parallel_execution] {docname} executed in {seconds:.0f} s{again}")
     logger.info(f"[parallel_execution] all pages executed in {time.perf_counter() - start:.0f} s")
 
 

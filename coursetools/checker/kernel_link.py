@@ -22,10 +22,11 @@ holds :data:`QUEUED` message for the checker, a hidden block reads at most :data
 message the checker did not ask for (not a reply, not a fake's question, no interrupt before it) fails
 the block.
 
-As for a cell: past the deadline the kernel is interrupted (its ``KeyboardInterrupt`` ends the
-serving) and :class:`~coursetools.checker.CheckTimeout` is raised; a kernel that stops beating
-while a request waits raises nbclient's ``DeadKernelError``, as nbclient does for a cell; a
-bridge that stops serving without a reply (replaced or broken by the notebook) leaves the
+As for a cell: once the cell's clock (:class:`~coursetools.checker.clock.Clock`: CPU seconds of
+the grading process and the kernel, or its wall-clock guard) has passed its limit, the kernel is interrupted
+(its ``KeyboardInterrupt`` ends the serving) and :class:`~coursetools.checker.CheckTimeout` is
+raised; a kernel that stops beating while a request waits raises nbclient's ``DeadKernelError``,
+as nbclient does for a cell; a bridge that stops serving without a reply (replaced or broken by the notebook) leaves the
 request unanswered (None). The same code serves nbclient's asynchronous client (grading,
 :mod:`coursetools.grading.checked_execute`) and jupyter_client's blocking one (:mod:`coursetools.devtools.session`).
 """
@@ -41,6 +42,7 @@ import zmq
 from jupyter_core.utils import ensure_async, run_sync
 from nbclient.exceptions import DeadKernelError
 
+from coursetools.checker.clock import Clock
 from coursetools.checker.errors import CheckTimeout, KernelUnanswered
 from coursetools.checks import wire
 from coursetools.checks.names import COMM_TARGET, END_SERVING, ENTRY, READY
@@ -86,21 +88,21 @@ class KernelLink:
     def _send(self, kind: str, content: dict) -> str:
         return self.session.send(self.shell, kind, content)["header"]["msg_id"]
 
-    def ask(self, text: str, deadline: float) -> str | None:
+    def ask(self, text: str, clock: Clock) -> str | None:
         """The bridge's reply to the request ``text``, or None when the bridge stopped serving
-        without replying (replaced or broken). ``deadline``: ``time.monotonic()`` seconds."""
+        without replying (replaced or broken); the wait ends once ``clock`` has passed its limit."""
         if self.died:  # a hidden block may have caught the first DeadKernelError
             raise DeadKernelError("Kernel died")
         if self.serving is None:
             self.number += 1
             self.serving = self._send("comm_msg", {"comm_id": self.comm_id,
                                                    "data": {"serve": self.endpoint, "number": self.number}})
-            if self._wait(deadline, READY) is None:
+            if self._wait(clock, READY) is None:
                 return None
         self.number += 1
         if not self._put(str(self.number).encode(), text.encode()):
             return None
-        return self._wait(deadline)
+        return self._wait(clock)
 
     def end(self) -> None:
         """End the serving (if any): the kernel is free to run cells again."""
@@ -122,14 +124,14 @@ class KernelLink:
             return False
         return True
 
-    def _wait(self, deadline: float, kind: bytes = b"") -> str | None:
+    def _wait(self, clock: Clock, kind: bytes = b"") -> str | None:
         """The reply to the last request, or (``kind`` ``READY``) the bridge's word that it serves."""
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
+            if passed := clock.passed():
                 self._interrupt()
-                raise CheckTimeout("the hidden tests ran past the cell's time limit (the call was interrupted)")
-            found = self._next(min(left, POLL), kind)
+                raise CheckTimeout(f"the hidden tests ran past the cell's time limit ({clock.limit_text(passed)}; "
+                                   "the call was interrupted)")
+            found = self._next(min(clock.left(), POLL), kind)
             if found is not None:
                 return found[0]
 

@@ -42,13 +42,13 @@ import contextlib
 import copy
 import math
 import sys
-import time
 import types
 from collections.abc import Callable
 from typing import Any, Protocol
 
 import torch
 
+from coursetools.checker.clock import Clock, wall_clock
 from coursetools.checker.errors import CheckTimeout, KernelUnanswered, exception_from
 from coursetools.checker.proxies import Fake, KernelClass, KernelContext, KernelRef, LockedFunction, incoming
 from coursetools.checker.rules import Rules, checks_module
@@ -59,16 +59,17 @@ from coursetools.checks.names import LOCKED_MODULE
 from coursetools.checks.tamper import TamperingError
 
 BRIDGE_IMPORT = '__import__("coursetools.checks.bridge") and None'
+UNLIMITED = wall_clock(math.inf)  # the clock of calls made outside a cell's time (none is)
 _MISSING = object()
 
 
 class KernelChannel(Protocol):
     """How a checker reaches the kernel's bridge (:class:`coursetools.checker.kernel_link.KernelLink`)."""
 
-    def ask(self, request: str, deadline: float) -> str | None:
+    def ask(self, request: str, clock: Clock) -> str | None:
         """Send ``request`` (text, :func:`coursetools.checks.wire.to_text`) to the bridge and return its
-        reply (text), or None when the kernel handled it without replying; past ``deadline``
-        (``time.monotonic()`` seconds), interrupt the kernel and raise :class:`CheckTimeout`."""
+        reply (text), or None when the kernel handled it without replying; once ``clock`` has passed
+        its limit, interrupt the kernel and raise :class:`CheckTimeout`."""
 
     def end(self) -> None:
         """The hidden block is over: leave the kernel free to run cells."""
@@ -77,7 +78,7 @@ class KernelChannel(Protocol):
 class Checker:
     """Runs hidden blocks against one notebook's kernel, reached through ``kernel``.
 
-    :attr:`deadline`, when set, is when the current cell's time is up.
+    :attr:`clock`, when set, is the current cell's time (:class:`~coursetools.checker.clock.Clock`).
     """
 
     _count = 0
@@ -85,7 +86,7 @@ class Checker:
     def __init__(self, kernel: KernelChannel, term_seed: Callable[[int], int] = int):
         self.kernel = kernel
         self.rules = Rules()
-        self.deadline: float | None = None
+        self.clock: Clock | None = None
         own_checks = checks_module(self)
         real_import = builtins.__import__
 
@@ -233,10 +234,10 @@ class Checker:
     def request(self, op: str, **fields: Any) -> dict:
         """Send one request to the kernel and return its decoded reply; an exception the notebook's
         code raised is raised here as its builtin class."""
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise CheckTimeout("the hidden tests ran past the cell's time limit")
-        text = self.kernel.ask(wire.to_text({"op": op, **fields}),
-                               math.inf if self.deadline is None else self.deadline)
+        clock = self.clock or UNLIMITED
+        if passed := clock.passed():
+            raise CheckTimeout(f"the hidden tests ran past the cell's time limit ({clock.limit_text(passed)})")
+        text = self.kernel.ask(wire.to_text({"op": op, **fields}), clock)
         if text is None:
             raise KernelUnanswered("the notebook's kernel did not answer the tests")
         try:

@@ -17,7 +17,6 @@ cell the test cells that grade it (those after it, before the next answer cell).
 from __future__ import annotations
 
 import queue
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from jupyter_client.manager import start_new_kernel
 from nbformat import NotebookNode
 
 from coursetools.checker import BRIDGE_IMPORT, Checker, CheckTimeout
+from coursetools.checker.clock import wall_clock
 from coursetools.checker.kernel_link import KernelLink
 from coursetools.checker.term import term_seeds
 from coursetools.common.cells import is_autograded_test, nbgrader_meta
@@ -89,13 +89,13 @@ class KernelSession:
         """Run a cell; ``locked``: a cell of the instructor's (setup, given code, a test), whose
         definitions the checker takes and whose hidden block, if any, the checker runs."""
         visible, hidden = split_hidden_block(code)
-        start = time.monotonic()
+        clock = wall_clock(self.timeout)  # the visible part's time and the hidden block's, together
         outcome = self._run_visible(visible if locked else code)
         if locked:
             self.checker.add_locked(visible)
         if not (locked and outcome.passed and hidden.strip()):
             return outcome
-        self.checker.deadline = start + self.timeout
+        self.checker.clock = clock
         try:
             self.checker.run_hidden(hidden)
         except CheckTimeout:
@@ -103,7 +103,7 @@ class KernelSession:
         except Exception as error:  # noqa: BLE001 - a failed hidden check, reported as nbgrader shows it
             return Outcome(False, f"{type(error).__name__}: {error}".strip())
         finally:
-            self.checker.deadline = None
+            self.checker.clock = None
         return Outcome(True)
 
     def reach(self, answer: AnswerCell, source: str | None = None) -> None:

@@ -6,7 +6,10 @@ A thin layer over nbgrader's own commands that keeps every number honest
 * **grade** backs up the gradebook, scans each submission against the release
   (:mod:`coursetools.grading.scan`), then runs ``nbgrader autograde`` once per student in its own process
   (forked from a server that imported nbgrader once; two at a time by default) under a
-  per-notebook time limit: a student whose kernel dies or who loops forever is recorded as
+  per-notebook time limit, counted in CPU seconds of that process and its kernel's, which a busy
+  machine does not change, with a wall-clock guard :data:`~coursetools.checker.clock.WALL_FACTOR`
+  times longer for a kernel that waits without computing (:mod:`coursetools.checker.clock`): a
+  student whose kernel dies or who loops forever is recorded as
   such (:mod:`coursetools.grading.outcomes`) and the others are kept. Every outcome is written to the
   state file as soon as it is known (:mod:`coursetools.grading.state`), so an interrupted run resumes
   where it stopped; a student graded with tests that have changed since is graded again;
@@ -21,7 +24,8 @@ Collecting submissions is :mod:`coursetools.grading.collect`; the exports and th
 :mod:`coursetools.reports.exports` and :mod:`coursetools.reports.report`; every path comes from
 :mod:`coursetools.common.layout`.
 
-Worst case per student: the ``notebook_timeout`` (default 180 s), plus a few seconds to kill.
+Worst case per student: the ``notebook_timeout`` (default 180 s of CPU time; 1800 s of wall-clock
+time for a kernel that waits), plus a few seconds to kill.
 """
 
 from __future__ import annotations
@@ -46,16 +50,18 @@ import psutil
 
 from coursetools.authoring.release import earlier_releases
 from coursetools.authoring.sources import build_notebook, notebook_source
+from coursetools.checker.clock import REFRESH, WALL_FACTOR, Clock
 from coursetools.common.cells import answer_texts, graded_cells
 from coursetools.common.files import write_atomically
 from coursetools.common.hidden import hidden_lines, quoted_lines
 from coursetools.common.layout import STAGED_RELEASE, Course, nbgrader_env, run_nbgrader
-from coursetools.grading.gradebook import backup_gradebook, gradebook_scores, keep_hand_grades
+from coursetools.grading.gradebook import backup_gradebook, gradebook_scores, keep_hand_grades, restore_overrides
 from coursetools.grading.nbgrader_plugins import mathjax_script
 from coursetools.grading.outcomes import (
     GRADED,
     HAND_GRADE_AGAIN,
     MISSING,
+    OK,
     UNCONFINED,
     Outcome,
     already_graded,
@@ -63,13 +69,14 @@ from coursetools.grading.outcomes import (
     cells_stopped_at_limit,
     explained_log,
     grading_fingerprint,
-    output_cut,
     tampering_seen_by_tests,
 )
+from coursetools.grading.output_cap import output_cut
 from coursetools.grading.rubrics import add_rubrics, hand_graded_answers
 from coursetools.grading.sandbox import check as check_sandbox
 from coursetools.grading.scan import locked_cell_changes, locked_changes_in, rule_targets, suspicious_code
 from coursetools.grading.state import load_state, update_state
+from coursetools.grading.unfinished import record_unfinished
 
 DEFAULT_NOTEBOOK_TIMEOUT = 180
 # Each student's nbgrader runs in a process of its own, forked from a server that has imported
@@ -140,14 +147,20 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
     scratch = tempfile.TemporaryDirectory(prefix="course-grading-")  # the boxes' scratch folders
 
     def one(student: str) -> None:
-        hand_graded_on = answers_as_scored(course, assignment, student, state.get(student))
+        record = state.get(student)
+        hand_graded_on = answers_as_scored(course, assignment, student, record)
+        was_unfinished = record is not None and record["status"] not in GRADED
         outcome = grade_student(course, assignment, student, releases, cell_timeout, notebook_timeout,
-                                confine=confine, scratch_root=Path(scratch.name), rules=rules, rubrics=rubrics)
-        outcome.tests_sha, outcome.answers = tests_sha, hand_graded_on
-        if outcome.status in GRADED:
-            outcome.details += [name + HAND_GRADE_AGAIN
-                                for name in keep_hand_grades(course, assignment, student, hand_graded_on)]
-            outcome.answers = _answers_graded(course, assignment, student)
+                                confine=confine, scratch_root=Path(scratch.name), rules=rules, rubrics=rubrics,
+                                overrides=record.get("overrides", {}) if was_unfinished else None)
+        outcome.tests_sha = tests_sha
+        if outcome.status not in GRADED:
+            outcome.overrides = _record_unfinished(course, assignment, student, outcome, release, rubrics)
+            if was_unfinished:  # what was written on its test cells since the last finished run is no override
+                outcome.overrides = record.get("overrides", {})
+        outcome.details += [name + HAND_GRADE_AGAIN
+                            for name in keep_hand_grades(course, assignment, student, hand_graded_on)]
+        outcome.answers = _answers_graded(course, assignment, student) or hand_graded_on
         with lock:
             outcomes[student] = outcome
             update_state(course, assignment, {student: asdict(outcome)})
@@ -159,11 +172,22 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
     return outcomes
 
 
+def _record_unfinished(course: Course, assignment: str, student: str, outcome: Outcome,
+                       release: nbformat.NotebookNode, rubrics: dict[str, nbformat.NotebookNode]) -> dict[str, float]:
+    """A notebook that did not finish has no score on any test cell, and a notebook formgrader shows them in
+    as not graded (:mod:`coursetools.grading.unfinished`); returns the instructor's overrides of its test
+    cells, taken off until a regrade finishes (``grade_student``'s ``overrides``)."""
+    submission = _read_submission(course.notebook("submitted", assignment, student))
+    return record_unfinished(course, assignment, student, release, None if isinstance(submission, str) else submission,
+                             outcome.status, outcome.details, rubrics)
+
+
 def grade_student(course: Course, assignment: str, student: str, releases: list[nbformat.NotebookNode],
                   cell_timeout: int | None = None, notebook_timeout: float = DEFAULT_NOTEBOOK_TIMEOUT, *,
                   confine: bool = True, scratch_root: Path | None = None,
                   rules: dict[str, set[str]] | None = None,
-                  rubrics: dict[str, nbformat.NotebookNode] | None = None) -> Outcome:
+                  rubrics: dict[str, nbformat.NotebookNode] | None = None,
+                  overrides: dict[str, float] | None = None) -> Outcome:
     """Scan and autograde one student's notebook in its own nbgrader process, its kernel in a box
     (scratch folders under ``scratch_root``) unless not ``confine``.
 
@@ -175,7 +199,11 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
 
     ``rubrics``: the source's cells of the answers graded by hand
     (:func:`~coursetools.grading.rubrics.hand_graded_answers`), copied after the student's answers
-    into the autograded notebook, which formgrader shows."""
+    into the autograded notebook, which formgrader shows.
+
+    ``overrides``: when the student's last run did not finish, the instructor's overrides of its test
+    cells from before (:func:`~coursetools.grading.gradebook.restore_overrides`): once this run finishes,
+    the tests' scores replace whatever was written on them meanwhile."""
     release = releases[0]
     if rules is None:
         rules = rule_targets(nbformat.read(notebook_source(course.root, assignment), as_version=4))
@@ -196,9 +224,9 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
         args.append(f"--ExecutePreprocessor.kernel_manager_class={UNCONFINED_KERNEL_MANAGER}")
     elif scratch_root is not None:
         args.append(f"--ConfinedKernelManager.scratch_root={scratch_root}")
-    returncode, log = _run_with_limit(args, course, notebook_timeout)
+    returncode, log, stopped_after = _run_with_limit(args, course, notebook_timeout)
     if returncode == 1 and "database is locked" in log:  # two writers at once: try again, once
-        returncode, log = _run_with_limit(args, course, notebook_timeout)
+        returncode, log, stopped_after = _run_with_limit(args, course, notebook_timeout)
     course.log_file(assignment, student).parent.mkdir(parents=True, exist_ok=True)
     edited = {name for _, name in locked_changes_in(changes)}
     course.log_file(assignment, student).write_text(explained_log(log, edited), encoding="utf-8")
@@ -214,10 +242,13 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
             cut = output_cut(autograded_nb)
             if rubrics:
                 write_atomically(autograded, nbformat.writes(add_rubrics(autograded_nb, rubrics)))
+        if overrides is not None:
+            restore_overrides(course, assignment, student, {cell.grade_id for cell in graded_cells(release)
+                                                            if cell.automatic}, overrides)
         scores = gradebook_scores(course, assignment, student)
         ungraded = [cell.grade_id for cell in graded_cells(release)
                     if cell.automatic and scores.get(cell.grade_id) is None]
-    status, details = autograde_status(returncode, log, flags, ungraded, notebook_timeout, stopped, cut)
+    status, details = autograde_status(returncode, log, flags, ungraded, stopped_after, stopped, cut)
     if not confine:
         details = [UNCONFINED, *details]
     return Outcome(status, details, round(time.monotonic() - start, 1), sha)
@@ -235,20 +266,25 @@ def _read_submission(path: Path) -> nbformat.NotebookNode | str:
         return f"{path.name} is not a readable notebook: {type(error).__name__}: {error}"
 
 
-def _run_with_limit(args: list[str], course: Course, limit: float) -> tuple[int | None, str]:
-    """Run ``nbgrader <args>`` in a process of its own; kill it and its kernel after ``limit`` s
-    (returncode None). Returns the exit code and what nbgrader printed."""
+def _run_with_limit(args: list[str], course: Course, limit: float) -> tuple[int | None, str, str]:
+    """Run ``nbgrader <args>`` in a process of its own; kill it and its kernel once they have used
+    ``limit`` CPU seconds, or taken :data:`~coursetools.checker.clock.WALL_FACTOR` times as many
+    wall-clock seconds (returncode None). Returns the exit code, what nbgrader printed and, when it was
+    killed, the limit it passed in words ("180 s of CPU time")."""
     handle, log = tempfile.mkstemp(prefix="nbgrader-", suffix=".log")
     os.close(handle)
     try:
         process = _FORKSERVER.Process(target=_nbgrader_main, args=(args, str(course.root), log))
         process.start()
-        process.join(limit)
-        timed_out = process.exitcode is None
-        if timed_out:
+        clock = Clock(limit, limit * WALL_FACTOR, process.pid)
+        while process.exitcode is None and not clock.passed():
+            process.join(max(REFRESH, min(clock.left(), 1.0)))
+        passed = clock.passed() if process.exitcode is None else None
+        if passed:
             _kill_tree(process.pid)
             process.join()
-        return None if timed_out else process.exitcode, Path(log).read_text(encoding="utf-8", errors="replace")
+        text = Path(log).read_text(encoding="utf-8", errors="replace")
+        return (None, text, clock.limit_text(passed)) if passed else (process.exitcode, text, "")
     finally:
         os.unlink(log)
 
@@ -322,14 +358,18 @@ def feedback(course: Course, assignment: str) -> tuple[list[Path], list[str]]:
     """Generate feedback; return (feedback files, students whose file was withheld for a leak).
 
     A page is withheld (deleted) when it quotes a hidden line that the student did not write themselves.
+    A notebook that did not finish gets no page (it has no score; nbgrader would show 0 for each test).
     """
     run_nbgrader(["generate_feedback", assignment, "--force"], course.root)
     hidden = hidden_lines(nbformat.read(build_notebook(course.root, assignment), as_version=4))
+    state = load_state(course, assignment)
     files, withheld = [], []
     for student in course.students("feedback", assignment):
         secret = hidden - _own_lines(course, assignment, student)
         for page in sorted(course.folder("feedback", assignment, student).glob("*.html")):
-            if quoted_lines(page.read_text(encoding="utf-8"), secret, (mathjax_script(),)):
+            if state.get(student, {}).get("status", OK) not in GRADED:
+                page.unlink()
+            elif quoted_lines(page.read_text(encoding="utf-8"), secret, (mathjax_script(),)):
                 page.unlink()
                 withheld.append(student)
             else:

@@ -9,7 +9,12 @@ undecidable duplicates. The LMS's number for each student in the names (Canvas's
 participant number) is kept for the grade uploads (:mod:`coursetools.reports.uploads`).
 
 Canvas and Moodle names carry no time, so lateness against a due date needs the times from
-elsewhere: :func:`read_submission_times` reads a CSV of them (``course grade --times``).
+elsewhere: :func:`read_submission_times` reads a CSV of them (``course grade --times``). A folder
+carries the time of each file: a student's submission collected from a folder is dated by the
+folder's ``timestamp.txt`` (nbgrader's), else by the notebook file's modification time (in the
+grading machine's time zone; a copy made with ``cp -p``, ``rsync -t`` or an unzip keeps it); a time
+in the future is refused (the file's time was not kept), and a times file given in the same
+command wins over both.
 """
 
 from __future__ import annotations
@@ -21,10 +26,21 @@ from datetime import datetime
 from pathlib import Path
 
 from coursetools.common.layout import Course
-from coursetools.grading.state import LEFT_OUT, LMS_IDS, SUBMITTED, UNMATCHED, load_state, merge_state, update_state
+from coursetools.grading.state import (
+    LEFT_OUT,
+    LMS_IDS,
+    SUBMITTED,
+    TIMES,
+    UNMATCHED,
+    load_state,
+    merge_state,
+    update_state,
+)
 from coursetools.grading.submission_names import Choice, choose_latest
 
 IGNORED = ("__MACOSX/", ".DS_Store")  # what a Mac adds to a zip
+FROM_FOLDER = "from_folder"  # in a submission's record: collected from a folder, not a download
+MODIFIED = "the file's modification time"  # what dates a folder's submission without a timestamp.txt
 
 
 def collect_zip(course: Course, assignment: str, archive: Path, replace_folders: bool = False) -> Choice:
@@ -58,7 +74,8 @@ def collect_zip(course: Course, assignment: str, archive: Path, replace_folders:
 def _keep_folder_submissions(course: Course, assignment: str, choice: Choice) -> None:
     """Take out of ``choice`` the students whose submission was collected from a folder (it is there,
     and no download's record of it is), saying so in ``choice.left_out``."""
-    from_downloads = load_state(course, assignment).get(SUBMITTED, {})
+    records = load_state(course, assignment).get(SUBMITTED, {})
+    from_downloads = {student for student, record in records.items() if not record.get(FROM_FOLDER)}
     for student in [s for s in choice.chosen if s not in from_downloads
                     and course.notebook("submitted", assignment, s).is_file()]:
         name = choice.chosen.pop(student)
@@ -67,25 +84,58 @@ def _keep_folder_submissions(course: Course, assignment: str, choice: Choice) ->
             "(--replace-folders takes the download's)")
 
 
-def collect_folder(course: Course, assignment: str, folder: Path) -> list[str]:
-    """Copy ``folder/<student>/[<assignment>/]*.ipynb`` into the submitted folders; return the students.
+def collect_folder(course: Course, assignment: str, folder: Path) -> dict[str, dict]:
+    """Copy ``folder/<student>/[<assignment>/]*.ipynb`` into the submitted folders; return each student's
+    record: the file and when it was submitted (:func:`folder_time`), also written to the state.
 
-    Every notebook is copied as it was named, so a misnamed one is reported at grading, not lost.
+    Every notebook is copied as it was named, so a misnamed one is reported at grading, not lost. A
+    submission whose time cannot be right (in the future) stops the collection before anything is
+    copied, with a ValueError saying what to do.
     """
-    students = []
+    origins = {}
     for student_dir in sorted(p for p in Path(folder).iterdir() if p.is_dir()):
         inner = student_dir / assignment
-        origin = inner if inner.is_dir() else student_dir
-        destination = _fresh_folder(course, assignment, student_dir.name)
+        origins[student_dir.name] = inner if inner.is_dir() else student_dir
+    records = {student: folder_time(origin, assignment) for student, origin in origins.items()}
+    for student, origin in origins.items():
+        destination = _fresh_folder(course, assignment, student)
         for notebook in sorted(origin.glob("*.ipynb")):
             shutil.copy2(notebook, destination / notebook.name)
         if (origin / "timestamp.txt").is_file():
             shutil.copy2(origin / "timestamp.txt", destination / "timestamp.txt")
-        students.append(student_dir.name)
-    # what an earlier LMS download said of these students' files (its time, its LATE) is not of these
-    submitted = load_state(course, assignment).get(SUBMITTED, {})
-    update_state(course, assignment, {SUBMITTED: {s: v for s, v in submitted.items() if s not in students}})
-    return students
+    # what an earlier LMS download or times file said of these students' files (a time, a LATE) is not of these
+    state = load_state(course, assignment)
+    update_state(course, assignment, {
+        SUBMITTED: {**{s: v for s, v in state.get(SUBMITTED, {}).items() if s not in records}, **records},
+        TIMES: {s: v for s, v in state.get(TIMES, {}).items() if s not in records}})
+    return records
+
+
+def folder_time(origin: Path, assignment: str, now: datetime | None = None) -> dict:
+    """The record of a submission in the folder ``origin``: its notebook (``<assignment>.ipynb``, else the
+    latest one there), when it was submitted (ISO, naive) and what says so (``timestamp.txt``, else the
+    notebook's modification time, in the grading machine's time zone); no time when there is no notebook.
+    A modification time after ``now`` is refused: the file's time was not kept."""
+    named = origin / f"{assignment}.ipynb"
+    notebooks = sorted(origin.glob("*.ipynb"), key=lambda path: path.stat().st_mtime)
+    notebook = named if named.is_file() else (notebooks[-1] if notebooks else None)
+    record = {"file": str(notebook or origin), FROM_FOLDER: True, "timestamp": None, "time_from": None}
+    if (origin / "timestamp.txt").is_file():
+        text = (origin / "timestamp.txt").read_text(encoding="utf-8").strip()
+        try:
+            when, source = datetime.fromisoformat(text.split(".")[0].removesuffix(" UTC")), "timestamp.txt"
+        except ValueError:
+            raise ValueError(f"{origin / 'timestamp.txt'}: expected a time like 2026-01-12 22:10:00, got {text!r}") \
+                from None
+    elif notebook is not None:
+        when, source = datetime.fromtimestamp(notebook.stat().st_mtime).replace(microsecond=0), MODIFIED
+        if when > (now or datetime.now()):
+            raise ValueError(f"{notebook}: modified at {when.isoformat()}, which is in the future: its time was not "
+                             "kept when it was copied; copy the folder keeping times (cp -p, rsync -t, unzip) or give "
+                             "the students' times with TIMES=times.csv (columns student, submitted_at)")
+    else:
+        return record
+    return {**record, "timestamp": when.isoformat(), "time_from": source}
 
 
 def read_submission_times(path: Path, lms_ids: dict[str, dict[str, str]]) -> dict[str, str]:

@@ -10,7 +10,8 @@ failed and the message it gave, never the hidden code.
 
 :class:`ExplainTimeouts` runs at autograde, after execution: nbgrader leaves a cell stopped at the
 per-cell time limit with a bare ``KeyboardInterrupt`` and ``CellTimeoutError``; the latter's message
-becomes the limit, in seconds, and what to do about it.
+becomes the limit (CPU seconds, or the wall-clock guard of a kernel that waited, :data:`WALL_STOP`)
+and what to do about it.
 
 :class:`FeedbackExporter` writes the feedback pages: nbgrader's feedback template, with MathJax
 (the copy the book ships, from ``sphinx-mathjax-offline``) inlined instead of loaded from a CDN,
@@ -36,6 +37,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, List, Unicode, default
 
+from coursetools.checker.clock import WALL_FACTOR
 from coursetools.common.cells import cell_headings, cell_titles, nbgrader_meta
 from coursetools.common.hidden import redact, split_hidden
 from coursetools.common.layout import Course
@@ -85,11 +87,19 @@ class HideHiddenTests(Preprocessor):
 # --- a cell stopped at the time limit -----------------------------------------------------------
 
 TIMEOUT_ERROR = "CellTimeoutError"  # the error nbgrader's Execute adds to a cell it stopped
+# What grading writes in that error when the cell was stopped at the wall-clock guard, not its CPU time
+WALL_STOP = "wall-clock guard"
 
 
-def timeout_message(seconds: int) -> str:
-    """What a student reads under a cell stopped after ``seconds``."""
-    return (f"this cell was stopped: it ran past the {seconds} s each cell may take when graded, so it and "
+def timeout_message(seconds: int, asleep: bool = False) -> str:
+    """What a student reads under a cell stopped after ``seconds`` of CPU time, or (``asleep``) after
+    :data:`~coursetools.checker.clock.WALL_FACTOR` times as many seconds of waiting."""
+    if asleep:
+        return (f"this cell was stopped: it took more than {seconds * WALL_FACTOR} s (more on a busy machine), most "
+                "of it waiting without computing (time.sleep? input()?), so it and what depends on it scored "
+                "nothing. Remove the wait, then check it in your notebook: Kernel > Restart & Run All.")
+    return (f"this cell was stopped: it computed for more than the {seconds} s of CPU time each cell may take when "
+            "graded (however busy the grading machine), so it and "
             "what depends on it scored nothing. Make it faster (an endless loop? a Python loop over every "
             "element where a tensor operation would do?), then check it in your notebook: Kernel > Restart & "
             f"Run All, with %%time as the first line of the cell; it must finish well under {seconds} s.")
@@ -101,12 +111,12 @@ class ExplainTimeouts(Preprocessor):
     enabled = Bool(True, help="Run whenever it is listed (nbconvert's default is off)").tag(config=True)
 
     def preprocess(self, nb, resources):
-        message = timeout_message(Execute(config=self.config).timeout)  # the limit nbgrader ran with
+        seconds = Execute(config=self.config).timeout  # the limit nbgrader ran with
         for cell in nb.cells:
             for output in cell.get("outputs", []):
                 if output.output_type == "error" and output.ename == TIMEOUT_ERROR:
-                    output.evalue = message
-                    output.traceback = [f"{TIMEOUT_ERROR}: {message}"]
+                    output.evalue = timeout_message(seconds, asleep=output.evalue == WALL_STOP)
+                    output.traceback = [f"{TIMEOUT_ERROR}: {output.evalue}"]
         return nb, resources
 
 

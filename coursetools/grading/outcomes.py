@@ -32,8 +32,6 @@ from dataclasses import dataclass, field
 
 from nbformat import NotebookNode
 
-from coursetools.grading.output_cap import cut_cells
-
 OK = "ok"
 KERNEL_DIED = "kernel died"
 TIMED_OUT = "timed out"
@@ -67,22 +65,26 @@ class Outcome:
     # the hand-graded answers (grade_id -> text) as last graded: a hand grade given on one stands after a
     # failed run removed the autograded notebook it was read from (gradebook.keep_hand_grades)
     answers: dict[str, str] = field(default_factory=dict)
+    # a notebook that did not finish: the instructor's overrides of its test cells (grade_id -> score), taken
+    # off the gradebook until a regrade finishes (gradebook.close_unfinished, gradebook.restore_overrides)
+    overrides: dict[str, float] = field(default_factory=dict)
 
 
 def autograde_status(returncode: int | None, log: str, flags: list[str], ungraded: list[str],
-                     notebook_timeout: float, stopped: list[str] = (), cut: list[str] = ()) -> tuple[str, list[str]]:
+                     stopped_after: str = "", stopped: list[str] = (), cut: list[str] = ()) -> tuple[str, list[str]]:
     """The status and its details, once ``nbgrader autograde`` ran on a readable notebook.
 
     Args:
-        returncode: nbgrader's exit code; None when it was killed at ``notebook_timeout`` seconds.
+        returncode: nbgrader's exit code; None when it was killed at the notebook's time limit.
         log: what nbgrader printed.
         flags: the tampering found by the scan and by the tests.
+        stopped_after: the notebook's limit that killed it, in words ("180 s of CPU time").
         ungraded: the test cells the gradebook holds no score for.
         stopped: the cells stopped at the per-cell time limit (:func:`cells_stopped_at_limit`).
-        cut: what was cut of the cells' output (:func:`output_cut`).
+        cut: what was cut of the cells' output (:func:`coursetools.grading.output_cap.output_cut`).
     """
     if returncode is None:
-        return TIMED_OUT, [f"stopped after {notebook_timeout:g} s", *flags]
+        return TIMED_OUT, [f"stopped after {stopped_after}", *flags]
     if returncode != 0:
         return failed_autograde_status(log), [last_error_line(log), *flags]
     if flags:
@@ -111,12 +113,6 @@ def cells_stopped_at_limit(autograded: NotebookNode) -> list[str]:
             for index, cell in enumerate(autograded.cells) if cell.cell_type == "code"
             and any(output.output_type == "error" and output.ename == "KeyboardInterrupt"
                     for output in cell.get("outputs", []))]
-
-
-def output_cut(autograded: NotebookNode) -> list[str]:
-    """What the cap on output per cell cut in the autograded notebook, a line per cell."""
-    return [f"{name}: {cut:,} bytes of output not kept (more than a cell keeps: CapOutputBytes.max_bytes)"
-            for name, cut in cut_cells(autograded)]
 
 
 def _stopped_details(stopped: list[str]) -> list[str]:

@@ -3,11 +3,18 @@
 nbgrader's ``LimitOutput`` counts lines, not bytes: an answer cell that printed 300 MB in 1 MB
 lines kept 199 MB in the autograded notebook and in the feedback page. One limit,
 ``CapOutputBytes.max_bytes`` in ``nbgrader_config.py`` (:data:`DEFAULT_MAX_BYTES` by default),
-applied twice:
+applied three times:
 
-* **while a cell runs**, by :class:`CappedKernelClient`, the kernel client nbclient gets from
-  the kernel manager (``ConfinedKernelManager.client_factory``): nbclient keeps every output
-  message of a cell in memory until the cell ends, so the client passes a cell's printed and
+* **in the kernel, where the output is made**, by :mod:`coursetools.checks.output_cap`, which grading
+  installs before the notebook's first cell (:mod:`coursetools.grading.checked_execute`): past the
+  limit a cell's prints and displays are dropped before they reach ZeroMQ, and a note says where
+  the cut is and, once the cell ends, how many bytes were not sent. A flood then costs the grader
+  nothing: 300 MB pushed through the kernel's socket had made the grader miss nbclient's wait on a
+  busy machine, and the student lose the grade;
+* **as the output arrives**, by :class:`CappedIOPubChannel`, the IOPub channel of the kernel client
+  nbclient gets from the kernel manager (:mod:`coursetools.grading.kernel_client`): the second wall, against a
+  notebook that undid the kernel's cap (it runs in the student's kernel). nbclient keeps every
+  output message of a cell in memory until the cell ends, so the channel passes a cell's printed and
   displayed output on until it has passed the limit, then drops the rest as it arrives; when the
   cell ends it says how many bytes it dropped in a note (:func:`note`) that nbclient adds to the
   cell's outputs. The grader then holds at most the limit plus one message per cell. One message
@@ -15,43 +22,34 @@ applied twice:
   prints can arrive as one, bounded only by the kernel's memory limit (``Limits.memory_bytes``:
   4 GiB). Messages whose MIME type no notebook front end shows
   (the course's own protocols) are passed on uncounted: the stored cap below still applies to
-  anything they put in a cell;
+  anything they put in a cell; so is the one update of the kernel's note (its count of bytes not sent);
 * **once the notebook has run**, by :class:`CapOutputBytes`, an autograde preprocessor listed
   after nbgrader's ``LimitOutput``: each code cell keeps its outputs in order up to the limit,
   the output that crosses it is cut (text at the byte) and one note stands where the cut is,
-  saying how many bytes were not kept. Errors are always kept, shortened if need be: an error is
-  what fails a test, so dropping one would turn a failure into full marks.
+  saying how many bytes were not kept (the kernel's and the client's notes folded into it).
+  Errors are always kept, shortened if need be: an error is what fails a test, so dropping one
+  would turn a failure into full marks.
 
-:func:`cut_cells` reads the notes back from an autograded notebook (:mod:`coursetools.grading.outcomes`
-flags the student).
+:func:`output_cut` reads the notes back from an autograded notebook (the details of the status ``output
+cut``, :mod:`coursetools.grading.outcomes`).
 """
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
-from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.channels import AsyncZMQSocketChannel
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
-from traitlets import Bool, Int, Type
+from traitlets import Bool, Int
+
+from coursetools.checks.output_cap import DROPPED_KEY, NOTE_KEY, content_bytes, counted, head, note_text, text_bytes
 
 DEFAULT_MAX_BYTES = 300_000
-NOTE_KEY = "course_output_cut"  # in a note's metadata: the bytes of output not kept at that point
-DROPPED_KEY = "course_output_dropped_while_running"  # and how many of them the kernel client dropped
 ERROR_ROOM = 4_000  # bytes an error keeps, at least, after the limit was reached
-# What notebook front ends display; output of other types is a protocol's, not a student's print.
-DISPLAYED = ("text/", "image/", "application/json", "application/javascript", "application/pdf",
-             "application/vnd.")
-_OUTPUT_MESSAGES = ("stream", "display_data", "update_display_data", "execute_result")
-
-
-def note_text(cut: int, max_bytes: int) -> str:
-    return (f"[output cut here: this cell's output passed the {max_bytes:,} bytes a cell keeps when graded; "
-            f"{cut:,} bytes of it are not kept]")
+NOTE_BYTES = 1_000  # a note is shorter: its update passes uncounted only then (forged notes pass little)
 
 
 def note(cut: int, max_bytes: int, dropped: int = 0) -> NotebookNode:
@@ -68,35 +66,22 @@ def noted_bytes(output: dict, key: str = NOTE_KEY) -> int | None:
     return cut if isinstance(cut, int) and not isinstance(cut, bool) and cut >= 0 else None
 
 
-def _text_bytes(value: Any) -> int:
-    if isinstance(value, list):
-        return sum(_text_bytes(item) for item in value)
-    if isinstance(value, str):
-        return len(value.encode("utf-8", errors="replace"))
-    return len(json.dumps(value, default=str))
-
-
 def output_bytes(output: dict) -> int:
     """The bytes an output's content takes (its text, data or error), as kept in the notebook."""
     if output.get("output_type") == "stream":
-        return _text_bytes(output.get("text", ""))
+        return text_bytes(output.get("text", ""))
     if output.get("output_type") == "error":
-        return _text_bytes([output.get("ename", ""), output.get("evalue", ""), output.get("traceback", [])])
-    return _text_bytes(list(output.get("data", {}).values()))
-
-
-def _head(text: str, size: int) -> str:
-    """The first ``size`` bytes of ``text`` (UTF-8), without a broken character."""
-    return text.encode("utf-8", errors="replace")[:max(size, 0)].decode("utf-8", errors="ignore")
+        return text_bytes([output.get("ename", ""), output.get("evalue", ""), output.get("traceback", [])])
+    return text_bytes(list(output.get("data", {}).values()))
 
 
 def _shortened_error(output: NotebookNode, room: int) -> NotebookNode:
     """An error output within ``room`` bytes: its name, its message's head, its traceback's last lines."""
-    half = max(room - _text_bytes(output.ename), 0) // 2
-    output.evalue = _head(output.get("evalue", ""), half)
+    half = max(room - text_bytes(output.ename), 0) // 2
+    output.evalue = head(output.get("evalue", ""), half)
     kept, used = [], 0
     for line in reversed(output.get("traceback", [])):
-        used += _text_bytes(line)
+        used += text_bytes(line)
         if used > half:
             break
         kept.append(line)
@@ -128,7 +113,7 @@ def cap_outputs(outputs: list[NotebookNode], max_bytes: int) -> tuple[list[Noteb
             kept.append(_shortened_error(output, max(room, ERROR_ROOM)))
             cut += max(size - output_bytes(kept[-1]), 0)
         elif output.output_type == "stream" and room > 0:
-            output.text = _head(output.text, room)
+            output.text = head(output.text, room)
             kept.append(output)
             cut += size - output_bytes(output)
         else:
@@ -153,6 +138,12 @@ class CapOutputBytes(Preprocessor):
         return cell, resources
 
 
+def output_cut(autograded: NotebookNode) -> list[str]:
+    """What the cap cut in the autograded notebook, a line per cell (the details of ``output cut``)."""
+    return [f"{name}: {cut:,} bytes of output not kept (more than a cell keeps: CapOutputBytes.max_bytes)"
+            for name, cut in cut_cells(autograded)]
+
+
 def cut_cells(nb: NotebookNode) -> list[tuple[str, int]]:
     """(grade_id or "cell N", bytes not kept) of each code cell whose output was cut."""
     found = []
@@ -165,14 +156,6 @@ def cut_cells(nb: NotebookNode) -> list[tuple[str, int]]:
 
 # --- while a cell runs ------------------------------------------------------------------------
 
-def _counted(msg: dict) -> bool:
-    """Whether a message is output a cell shows (a print, a display), which the cap counts."""
-    if msg["msg_type"] == "stream":
-        return True
-    return msg["msg_type"] in _OUTPUT_MESSAGES and all(
-        mime.startswith(DISPLAYED) for mime in msg["content"].get("data", {}))
-
-
 class CappedIOPubChannel(AsyncZMQSocketChannel):
     """The IOPub channel, dropping a cell's output past ``max_bytes`` (see the module's text)."""
 
@@ -183,6 +166,7 @@ class CappedIOPubChannel(AsyncZMQSocketChannel):
         self._used: dict[str, int] = {}  # parent msg_id -> bytes of output passed on
         self._dropped: dict[str, int] = {}  # parent msg_id -> bytes of output dropped
         self._held: list[dict] = []  # a status message held back behind the note that precedes it
+        self._notes: dict[str, set[str]] = {}  # parent msg_id -> display ids of the kernel's notes passed on
 
     async def get_msg(self, timeout: float | None = None) -> dict[str, Any]:
         if self._held:
@@ -199,16 +183,23 @@ class CappedIOPubChannel(AsyncZMQSocketChannel):
 
     def _pass(self, msg: dict) -> dict | None:
         """The message to hand on (a note before an idle status), or None to drop it."""
-        parent = msg["parent_header"].get("msg_id", "")
-        if _counted(msg):
+        parent, content = msg["parent_header"].get("msg_id", ""), msg["content"]
+        display_id = (content.get("transient") or {}).get("display_id")
+        if (msg["msg_type"] == "update_display_data" and display_id in self._notes.get(parent, ())
+                and content_bytes(content) <= NOTE_BYTES):
+            self._notes[parent].discard(display_id)  # the kernel's note, updated once, as its cell ends
+            return msg
+        if counted(msg["msg_type"], content):
             used = self._used.get(parent, 0)
-            size = _text_bytes(msg["content"].get("text", msg["content"].get("data", "")))
             if used > self.max_bytes:
-                self._dropped[parent] = self._dropped.get(parent, 0) + size
+                self._dropped[parent] = self._dropped.get(parent, 0) + content_bytes(content)
                 return None
-            self._used[parent] = used + size
-        elif msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle":
+            self._used[parent] = used + content_bytes(content)
+            if display_id and NOTE_KEY in (content.get("metadata") or {}):
+                self._notes.setdefault(parent, set()).add(display_id)
+        elif msg["msg_type"] == "status" and content.get("execution_state") == "idle":
             self._used.pop(parent, None)
+            self._notes.pop(parent, None)
             dropped = self._dropped.pop(parent, 0)
             if dropped:
                 self._held.append(msg)
@@ -221,17 +212,3 @@ def _emptied(msg: dict) -> dict:
     """An output message with its content emptied (what stands for a dropped one, when need be)."""
     emptied = {"text": ""} if msg["msg_type"] == "stream" else {"data": {}, "metadata": {}}
     return {**msg, "content": {**msg["content"], **emptied}}
-
-
-class CappedKernelClient(AsyncKernelClient):
-    """nbclient's kernel client with :class:`CappedIOPubChannel`, at ``CapOutputBytes.max_bytes``."""
-
-    iopub_channel_class = Type(CappedIOPubChannel)  # type: ignore[assignment]
-
-    @property
-    def iopub_channel(self) -> Any:
-        if self._iopub_channel is None:
-            channel = super().iopub_channel
-            channel.max_bytes = self.config.CapOutputBytes.get("max_bytes", DEFAULT_MAX_BYTES)
-        return self._iopub_channel
-

@@ -48,6 +48,7 @@ COURSE_PACKAGES = ("transformer_lib", "coursetools")  # what the notebooks impor
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `sudo apt install bubblewrap`; Fedora: "
                 "`sudo dnf install bubblewrap`); on macOS or Windows grade inside a Linux container or VM")
 GiB, MiB = 1 << 30, 1 << 20
+STDERR_KEPT = 64 * 1024  # bytes of a kernel's own stderr kept in the grader's log
 # Run inside the box before the kernel: set the limits (in the box's own user namespace, so the
 # process count is the box's own), then become the kernel.
 _SET_LIMITS = (
@@ -116,7 +117,10 @@ def box_environment() -> dict[str, str]:
     ``/proc/1/environ`` the kernel can read: nothing of the grader's may be in it)."""
     return {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8",
             "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"), "MPLBACKEND": "Agg",
-            "MALLOC_ARENA_MAX": "2"}  # glibc reserves 64 MiB of address space per thread otherwise
+            "MALLOC_ARENA_MAX": "2",  # glibc reserves 64 MiB of address space per thread otherwise
+            # one thread for torch and numpy, as the notebooks' own setup says: a cell's time limit counts
+            # the CPU seconds of every thread (coursetools/checker/clock.py), the same on any machine
+            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def check_binary() -> None:
@@ -193,7 +197,14 @@ class ConfinedKernelManager(AsyncKernelManager):
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
         kw["env"] = box_environment()  # replaces jupyter_client's
         kw["independent"] = True  # no JPY_PARENT_PID: in the box the kernel's parent is PID 1
+        # ipykernel echoes whatever reaches the kernel's file descriptors 1 and 2 (os.write, C code) to its
+        # own stdout and stderr, which were the grader's log: 300 MB written to fd 1 made a 256 MiB log. What
+        # the notebook shows of it is capped (coursetools/checks/output_cap.py); the log keeps the start of
+        # the kernel's stderr (why a kernel failed to start), nothing of its stdout.
+        kw["stdout"], kw["stderr"] = subprocess.DEVNULL, subprocess.PIPE
         await super()._async_launch_kernel(kernel_cmd, **kw)
+        threading.Thread(target=_keep_head, args=(self.provisioner.process.stderr, sys.stderr, STDERR_KEPT),
+                         daemon=True).start()
         self._stop_watch.clear()
         threading.Thread(target=self._watch_scratch, daemon=True).start()
 
@@ -218,6 +229,22 @@ class ConfinedKernelManager(AsyncKernelManager):
         await super()._async_cleanup_resources(restart=restart)
         if not restart:
             shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _keep_head(source, target, size: int) -> None:
+    """Copy the first ``size`` bytes read from ``source`` to ``target``, then read the rest and drop it."""
+    kept = 0
+    try:
+        for chunk in iter(lambda: source.read1(65536), b""):
+            if kept < size:
+                target.write(chunk[:size - kept].decode("utf-8", errors="replace"))
+                target.flush()
+            kept += len(chunk)
+    except (OSError, ValueError):  # closed when the kernel was cleaned up
+        pass
+    if kept > size:
+        target.write(f"\n[course] the kernel wrote {kept - size:,} more bytes to its stderr: not kept\n")
+        target.flush()
 
 
 def _descendants(pid: int) -> int:

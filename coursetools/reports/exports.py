@@ -27,7 +27,7 @@ import nbformat
 from coursetools.common.cells import GradedCell, graded_cells
 from coursetools.common.files import write_atomically
 from coursetools.common.layout import Course
-from coursetools.grading.gradebook import gradebook_scores
+from coursetools.grading.gradebook import Scores, class_scores
 from coursetools.grading.outcomes import GRADED, HAND_GRADE_AGAIN, reviewed
 from coursetools.grading.penalty import LatePenalty, penalty_points, recorded_late_penalty
 from coursetools.grading.state import DUE, LMS_IDS, REVIEWS, SUBMITTED, TIMES, load_state, student_records
@@ -49,7 +49,8 @@ class Row:
     ``ids``: what an LMS matches a student on: ``lms`` and ``lms_id`` (Canvas's user ID, Moodle's
     participant number), ``sis_user_id``, ``sis_login_id``, ``section`` (from the roster).
     ``penalty``: the points a late penalty takes off (None: late by a time nobody knows, so the
-    penalty cannot be applied).
+    penalty cannot be applied). ``refused``: the cells whose hand score is outside their points
+    (grade_id -> why), not counted.
     """
 
     student: str
@@ -63,6 +64,7 @@ class Row:
     email: str = ""
     ids: dict[str, str] = field(default_factory=dict)
     penalty: float | None = 0.0
+    refused: dict[str, str] = field(default_factory=dict)
 
     @property
     def final(self) -> float | None:
@@ -80,24 +82,31 @@ class ClassTable(NamedTuple):
 
 
 def class_row(student: str, record: dict, found: dict[str, float | None], cells: list[GradedCell],
-              late: str = "", person: dict[str, str] | None = None, *, penalty: float | None = 0.0) -> Row:
+              late: str = "", person: dict[str, str] | None = None, *, penalty: float | None = 0.0,
+              refused: dict[str, str] | None = None) -> Row:
     """A student's row from their recorded outcome and the scores the gradebook holds (``found``).
 
     A student whose notebook was not graded (kernel died, timed out, missing) has no scores: their
     total is None, never a silent 0. A graded student's test cells without a score count 0 in the
-    total; their hand-graded answers without a score are listed in ``to_grade_by_hand``.
+    total; their hand-graded answers without a score are listed in ``to_grade_by_hand``, and so is any
+    cell whose hand score is out of its points (``refused``: grade_id -> why; not counted, said in the
+    details).
     """
     graded = record["status"] in GRADED
-    scores = {cell.grade_id: found.get(cell.grade_id) if graded else None for cell in cells}
+    refused = (refused or {}) if graded else {}
+    scores = {cell.grade_id: found.get(cell.grade_id) if graded and cell.grade_id not in refused else None
+              for cell in cells}
     total = sum(score or 0.0 for score in scores.values()) if graded else None
-    pending = [cell.grade_id for cell in cells if graded and not cell.automatic and scores[cell.grade_id] is None]
+    pending = [cell.grade_id for cell in cells if graded and cell.grade_id in refused
+               or graded and not cell.automatic and scores[cell.grade_id] is None]
     person = person or {}
     # "grade it again" stands until the answer has its new hand grade
     details = [d for d in record["details"] if not (d.endswith(HAND_GRADE_AGAIN)
                                                      and scores.get(d[:-len(HAND_GRADE_AGAIN)]) is not None)]
+    details += [f"{grade_id}: {why}; score it again in formgrader" for grade_id, why in refused.items()]
     return Row(student, record["status"], scores, total, details, pending, late,
                person.get("name", ""), person.get("email", ""),
-               {key: person[key] for key in LMS_FIELDS if person.get(key)}, penalty)
+               {key: person[key] for key in LMS_FIELDS if person.get(key)}, penalty, refused)
 
 
 def lateness(submitted_at: datetime | None, due: datetime | None, marked_late: bool = False) -> str:
@@ -112,8 +121,14 @@ def lateness(submitted_at: datetime | None, due: datetime | None, marked_late: b
 
 
 def late_by(submitted_at: datetime | None, due: datetime | None) -> timedelta | None:
-    """How long after ``due`` the submission came (None: on time, or either time unknown)."""
-    return submitted_at - due if submitted_at is not None and due is not None and submitted_at > due else None
+    """How long after ``due`` the submission came (None: on time, or either time unknown). When one time
+    has a UTC offset and the other none (a file's modification time, say), the naive one is the grading
+    machine's local time."""
+    if submitted_at is None or due is None:
+        return None
+    if (submitted_at.tzinfo is None) != (due.tzinfo is None):
+        submitted_at, due = submitted_at.astimezone(), due.astimezone()
+    return submitted_at - due if submitted_at > due else None
 
 
 def late_fields(submitted_at: datetime | None, due: datetime | None, marked_late: bool,
@@ -179,7 +194,8 @@ def read_roster(path: Path) -> dict[str, dict[str, str]]:
 
 def submission_time(course: Course, assignment: str, student: str, state: dict) -> datetime | None:
     """When ``student`` submitted: as the instructor's times file said (state), or the LMS file
-    name (state), or nbgrader's ``timestamp.txt``."""
+    name or the folder it was collected from (state: its ``timestamp.txt`` or the file's modification
+    time), or nbgrader's ``timestamp.txt``."""
     recorded = state.get(TIMES, {}).get(student) or state.get(SUBMITTED, {}).get(student, {}).get("timestamp")
     if recorded:
         return datetime.fromisoformat(recorded)
@@ -205,13 +221,16 @@ def class_table(course: Course, assignment: str) -> ClassTable:
     due = datetime.fromisoformat(state[DUE]) if state.get(DUE) else None
     reviews = state.get(REVIEWS, {})
     records = {student: reviewed(record, reviews.get(student)) for student, record in student_records(state).items()}
+    found = class_scores(course, assignment, [student for student, record in records.items()
+                                              if record["status"] in GRADED])
     rows = []
     for student, record in sorted(records.items()):
         late, penalty = late_fields(submission_time(course, assignment, student, state), due,
                                     state.get(SUBMITTED, {}).get(student, {}).get("marked_late", False), policy,
                                     max_total)
-        rows.append(class_row(student, record, gradebook_scores(course, assignment, student)
-                              if record["status"] in GRADED else {}, cells, late, people.get(student), penalty=penalty))
+        scores = found.get(student, Scores())
+        rows.append(class_row(student, record, scores.scores, cells, late, people.get(student), penalty=penalty,
+                              refused=scores.refused))
     rows += [class_row(student, {"status": NO_SUBMISSION, "details": ["on the roster, nothing collected"]}, {},
                        cells, person=person)
              for student, person in sorted(roster.items()) if student not in records]
