@@ -37,7 +37,7 @@ from pathlib import Path
 import torch
 
 from transformer_lib.corpus import python_corpus
-from transformer_lib.provenance import code_commit, machine_record, same_machine_kind
+from transformer_lib.provenance import code_commit, machine_record, same_machine_kind, save_results
 from transformer_lib.scaling import SIZES, train_budget
 from transformer_lib.tasks import text_task
 
@@ -110,7 +110,7 @@ def main() -> None:
             record["history"] = [*history, {k: record[k] for k in provenance}]
             record["lrs"], record["runs"] = previous["lrs"], previous["runs"] + runs
         record["runs"].sort(key=lambda r: (r["d_model"], r["steps"], r["lr"], r.get("seed", 0)))
-        out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        save_results(out, record)
         print(f"wrote {out}")
 
 

@@ -37,6 +37,8 @@ from typing import Any
 
 import torch
 
+from .runtime import save_checkpoint
+
 __all__ = ["cpu_name", "machine_record", "code_commit", "same_machine_kind", "RerunCheck", "check_rerun"]
 
 
@@ -137,10 +139,11 @@ def check_rerun(rerun: Sequence[float], recorded: Sequence[float], record: Mappi
 
 
 def save_results(path: Path, record: Any) -> None:
-    """Write a results file atomically (a crash never leaves half a file): JSON for ``.json``, else ``torch.save``."""
+    """Write a results file atomically (a crash never leaves half a file): JSON for ``.json``, else ``torch.save``
+    through :func:`~transformer_lib.runtime.save_checkpoint`."""
+    if path.suffix != ".json":
+        save_checkpoint(record, path)
+        return
     tmp = path.with_name(path.name + ".tmp")
-    if path.suffix == ".json":
-        tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    else:
-        torch.save(record, tmp)
+    tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     tmp.replace(path)
