@@ -17,6 +17,7 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
     ("bench_scale.py", ["--quick", "--jobs", "1"], ["d_model  16,    64 steps", "4 runs in"]),
     ("train_lm.py", ["--quick", "--jobs", "1", "--d-model", "32", "--context", "64"], ["3 runs in"]),
     ("pretrain_reviews.py", ["--quick", "--jobs", "1"], ["5 runs in"]),
+    ("adapt_reviews.py", ["--quick", "--jobs", "1"], ["6 runs in"]),
 ])
 def test_benchmark_smoke_run(script, args, expected):
     done = subprocess.run([sys.executable, str(BENCHMARKS / script), *args], capture_output=True, text=True,
@@ -29,8 +30,8 @@ def test_benchmark_smoke_run(script, args, expected):
 def test_every_benchmark_script_starts():
     """Each script imports and parses its arguments (bench_grading.py once imported a module that a move of
     coursetools had renamed, and nothing ran it)."""
-    scripts = [*BENCHMARKS.glob("bench_*.py"), *(BENCHMARKS / name for name in ("train_lm.py", "pretrain_reviews.py",
-                                                                              "make_python_corpus.py"))]
+    others = ("train_lm.py", "pretrain_reviews.py", "adapt_reviews.py", "make_python_corpus.py")
+    scripts = [*BENCHMARKS.glob("bench_*.py"), *(BENCHMARKS / name for name in others)]
     for script in sorted(scripts):
         done = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0 and "usage" in done.stdout, f"{script.name} --help failed:\n{done.stderr[-2000:]}"
