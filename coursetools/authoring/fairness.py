@@ -147,9 +147,9 @@ def _sequences(trees: list[ast.Module]) -> dict[str, list[ast.expr]]:
 
 def guarded_targets(code: str, context: list[str]) -> set[str]:
     """What ``code`` refuses or forbids: ``owner.name`` for each ``refuse(owner, names, ...)``,
-    each reference of ``forbid(...)`` (a ``*name`` of a tuple assigned in ``code`` or ``context``
-    is expanded), as canonical dotted names. ``context`` is the other code of the notebook, for
-    the imports and tuples it defines."""
+    the rule itself for ``no_autograd()`` and ``size_limit()``, each reference of ``forbid(...)``
+    (a ``*name`` of a tuple assigned in ``code`` or ``context`` is expanded), as canonical dotted
+    names. ``context`` is the other code of the notebook, for the imports and tuples it defines."""
     tree = _parse(code)
     trees = [tree, *map(_parse, context)]
     aliases, sequences = _aliases(trees), _sequences(trees)
@@ -166,6 +166,10 @@ def guarded_targets(code: str, context: list[str]) -> set[str]:
             constants = names.elts if isinstance(names, (ast.Tuple, ast.List)) else [names]
             targets |= {f"{_canonical(owner)}.{n.value}" if isinstance(n, ast.Constant) else
                         f"{owner}.{ast.unparse(n)}" for n in constants}
+        elif function == "no_autograd":
+            targets.add("no_autograd (the one rule: coursetools.checks.names.NO_AUTOGRAD)")
+        elif function == "size_limit":
+            targets.add("size_limit (a tensor size probe)")
         elif function == "forbid":
             for argument in node.args:
                 if isinstance(argument, ast.Starred) and isinstance(argument.value, ast.Name) \

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from coursetools import checks
 from coursetools.checker.proxies import KernelRef
+from coursetools.checks.names import NO_AUTOGRAD_MESSAGE
 from coursetools.checks.tamper import torch_original
 
 if TYPE_CHECKING:
@@ -55,10 +56,19 @@ class Rules:
         names = [names] if isinstance(names, str) else list(names)
         return self.active({"kind": "refuse", "owner": qualified(owner), "names": names, "message": message})
 
+    def no_autograd(self, message: str = NO_AUTOGRAD_MESSAGE) -> contextlib.AbstractContextManager:
+        """:func:`coursetools.checks.tamper.no_autograd`, the one "no autograd" rule, applied in the kernel
+        around each call inside the block."""
+        return self.active({"kind": "no_autograd", "message": message})
+
+    def size_limit(self, max_elements: int, message: str) -> contextlib.AbstractContextManager:
+        """:func:`coursetools.checks.tamper.size_limit`, applied in the kernel around each call inside the block."""
+        return self.active({"kind": "size_limit", "max_elements": int(max_elements), "message": message})
+
 
 def checks_module(checker: Checker) -> types.ModuleType:
     """What ``from coursetools.checks import ...`` gives a hidden block: the same comparisons, with
-    ``verify_untampered`` asked of the kernel and ``forbid``/``refuse`` recorded for it.
+    ``verify_untampered`` asked of the kernel and ``forbid``/``refuse``/``no_autograd``/``size_limit`` recorded for it.
 
     The comparisons run here, where no student code runs, so they do not check this process for
     tampering before each assertion as they do in the kernel (a millisecond each): the kernel is
@@ -73,4 +83,5 @@ def checks_module(checker: Checker) -> types.ModuleType:
         module.__dict__[name] = value
     module.verify_untampered = lambda: checker.request("verify")
     module.forbid, module.refuse = checker.rules.forbid, checker.rules.refuse
+    module.no_autograd, module.size_limit = checker.rules.no_autograd, checker.rules.size_limit
     return module

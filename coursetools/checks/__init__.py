@@ -23,10 +23,19 @@ from typing import Any, Iterator
 import numpy
 import torch
 
-from coursetools.checks.tamper import ORIGINAL_BUILTINS, TamperingError, forbid, guard, refuse, verify_untampered
+from coursetools.checks.tamper import (
+    ORIGINAL_BUILTINS,
+    TamperingError,
+    forbid,
+    guard,
+    no_autograd,
+    refuse,
+    size_limit,
+    verify_untampered,
+)
 
 __all__ = ["TamperingError", "verify_untampered", "assert_close", "assert_equal", "assert_shape", "forbid",
-           "refuse", "expect_raises"]
+           "refuse", "no_autograd", "size_limit", "expect_raises"]
 
 # This module decides with the builtins as they were at import, whatever the notebook does later.
 globals().update(ORIGINAL_BUILTINS)

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from coursetools.checks import handles, wire
-from coursetools.checks.tamper import forbid, refuse, verify_untampered
+from coursetools.checks.tamper import forbid, no_autograd, refuse, size_limit, verify_untampered
 
 _autograd_grad = torch.autograd.grad
 _set_grad_enabled = torch.set_grad_enabled
@@ -28,6 +28,10 @@ def _rule(rule: dict) -> contextlib.AbstractContextManager:
         return forbid(*(handles.qualified(target) for target in rule["targets"]))
     if rule["kind"] == "refuse":
         return refuse(handles.qualified(rule["owner"]), tuple(rule["names"]), rule["message"])
+    if rule["kind"] == "no_autograd":
+        return no_autograd(rule["message"])
+    if rule["kind"] == "size_limit":
+        return size_limit(rule["max_elements"], rule["message"])
     if rule["kind"] == "substitute":
         return _substituted(rule["name"], handles.imported(rule["value"], []))
     return handles.notebook_names()[rule["name"]]()  # "enter": a context manager the locked cells define

@@ -26,6 +26,7 @@ from IPython.core.inputtransformer2 import TransformerManager
 from nbformat import NotebookNode
 from nbgrader.utils import compute_checksum, is_locked
 
+from coursetools.checks.names import NO_AUTOGRAD
 from coursetools.common.cells import grade_id, nbgrader_meta
 
 # Names a solution has no reason to touch: the tests, the interpreter's insides, IPython's hooks.
@@ -46,7 +47,9 @@ SUSPICIOUS_NAMES = frozenset({
 REFLECTIVE_CALLS = frozenset({"getattr", "setattr", "delattr", "hasattr"})
 # A string holding a piece of a dunder name ("__glob" + "als__"), not a line of underscores.
 DUNDER_PIECE = re.compile(r"__[A-Za-z]|[A-Za-z]__")
-RULES = ("forbid", "refuse")  # the rules of the tests whose targets an answer must not name
+RULES = ("forbid", "refuse", "no_autograd")  # the rules of the tests whose targets an answer must not name
+# what an answer under the "no autograd" rule must not name: the rule's routes and the modules they are in
+AUTOGRAD_NAMES = frozenset({"autograd", "func", *(name for _, names in NO_AUTOGRAD for name in names)})
 # How an outcome's details name a locked cell the student changed (read back by the feedback).
 LOCKED_CHANGE = re.compile(r"^(edited|deleted) locked cell (\S+)$")
 # The magics a notebook may use (``%matplotlib inline``, ``%time``): not reported as get_ipython.
@@ -141,7 +144,9 @@ def _called(node: ast.Call) -> str | None:
 
 
 def _rule_names(call: ast.Call, tuples: dict[str, list[ast.expr]]) -> set[str]:
-    """The names a ``forbid(...)`` or ``refuse(owner, names, message)`` call names."""
+    """The names a ``forbid(...)``, ``refuse(owner, names, message)`` or ``no_autograd()`` call names."""
+    if _called(call) == "no_autograd":
+        return set(AUTOGRAD_NAMES)
     if _called(call) == "refuse":
         names = call.args[1] if len(call.args) > 1 else None
         values = names.elts if isinstance(names, (ast.Tuple, ast.List)) else [names]
