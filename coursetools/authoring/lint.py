@@ -36,7 +36,12 @@ prints one line per problem and exits 1 when there is any. Rules, for every sour
   each of them; what a hidden block refuses or forbids, a visible test refuses too; the errors it
   expects, a visible test expects and the instructions name; what the hidden code does, read from it
   (:mod:`coursetools.authoring.hidden_reads`), a visible test shows too. The reasons hidden blocks give
-  for the answers only they reject (``# hidden only: <answer> -- <why>``) are printed, not counted.
+  for the answers only they reject (``# hidden only: <answer> -- <why>``) are printed, not counted;
+* a rule stated is a rule enforced (:mod:`coursetools.authoring.stated_rules`): every sentence of an
+  exercise's instructions that restricts the means ("you may not use", "do not fit", "no tensor of",
+  "without autograd"...) is enforced by a check of its test cells, a ``refuse``/``forbid``/
+  ``no_autograd``/``size_limit`` of what it names or a check marked ``# enforces: <words of it>``. Every
+  rule sentence read is printed with the check that enforces it.
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ from coursetools.authoring import sources
 from coursetools.authoring.fairness import DECLARATION, check_fairness, hidden_only_reasons, lookup
 from coursetools.authoring.grading_rules import INCLUDE_RULES
 from coursetools.authoring.hidden_rules import borrowed_expectations, hidden_writes, shadowed_answers
+from coursetools.authoring.stated_rules import stated_rules, unenforced_rules
 from coursetools.common.cells import is_autograded_test, nbgrader_meta
 from coursetools.common.hidden import (
     BEGIN_SOLUTION,
@@ -349,7 +355,7 @@ def lint(assignment: str, course_root: Path = REPO_ROOT) -> list[str]:
     nb = sources.read_text_source(sources.text_source(course_root, assignment))
     problems = (lint_notebook(nb) + check_names(nb, course_root / "book" / f"{assignment}.md")
                 + rounded_tolerance_messages(nb) + check_fairness(nb) + shadowed_answers(nb)
-                + hidden_writes(nb) + borrowed_expectations(nb))
+                + hidden_writes(nb) + borrowed_expectations(nb) + unenforced_rules(nb))
     return [f"{assignment}: {problem}" for problem in problems]
 
 
@@ -362,6 +368,8 @@ def main(argv: list[str] | None = None) -> int:
     for assignment in chosen:  # the surprises allowed on purpose, and why (coursetools.devtools.surprises)
         nb = sources.read_text_source(sources.text_source(REPO_ROOT, assignment))
         print("".join(f"{assignment}: {line}\n" for line in hidden_only_reasons(nb)), end="")
+        print("".join(f"{assignment}: exercise '{rule.exercise}' states \"{rule.sentence}\", enforced by "
+                      f"{rule.enforced_by or 'NO CHECK'}\n" for rule in stated_rules(nb)), end="")
     print("\n".join(problems) if problems else "no problems found")
     return 1 if problems else 0
 
