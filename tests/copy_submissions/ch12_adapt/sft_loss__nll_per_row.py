@@ -1,4 +1,4 @@
-# A lazy combination: F.log_softmax and F.nll_loss (both allowed) row by row, then the mean of the rows:
+# A lazy combination: F.log_softmax and F.nll_loss (refused now) row by row, then the mean of the rows:
 # a short answer weighs as much as a long one, and a row without targets gives NaN.
 def sft_loss(logits, targets):
     if not (targets != IGNORE_INDEX).any():
