@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 import coursetools.checks as checks
+import coursetools.checks.refusals as refusals
 import coursetools.checks.tamper as tamper
 import transformer_lib
 import transformer_lib.tokens as tokens
@@ -109,13 +110,13 @@ def test_checks_decide_with_captured_references():
     assert not passed
 
 
-@pytest.mark.parametrize("module, name", [(checks, "assert_close"), (tamper, "forbid")], ids=["checks", "tamper"])
+@pytest.mark.parametrize("module, name", [(checks, "assert_close"), (tamper, "guard")], ids=["checks", "tamper"])
 def test_module_cannot_be_rebound(module, name):
     with pytest.raises(TamperingError, match="cannot be replaced"):
         module.verify_untampered = always_true
     with pytest.raises(TamperingError, match="cannot be deleted"):
         delattr(module, name)
-    assert checks.TamperingError is tamper.TamperingError and checks.forbid is tamper.forbid
+    assert checks.TamperingError is tamper.TamperingError and checks.forbid is refusals.forbid
 
 
 def test_guard_takes_a_module_once_and_watches_its_own_type(monkeypatch):

@@ -48,21 +48,21 @@ class Rules:
             self.stack.remove(rule)
 
     def forbid(self, *references: Any) -> contextlib.AbstractContextManager:
-        """:func:`coursetools.checks.tamper.forbid`, applied in the kernel around each call inside the block."""
+        """:func:`coursetools.checks.refusals.forbid`, applied in the kernel around each call inside the block."""
         return self.active({"kind": "forbid", "targets": [qualified(r) for r in references]})
 
     def refuse(self, owner: Any, names: str | tuple[str, ...], message: str) -> contextlib.AbstractContextManager:
-        """:func:`coursetools.checks.tamper.refuse`, applied in the kernel around each call inside the block."""
+        """:func:`coursetools.checks.refusals.refuse`, applied in the kernel around each call inside the block."""
         names = [names] if isinstance(names, str) else list(names)
         return self.active({"kind": "refuse", "owner": qualified(owner), "names": names, "message": message})
 
     def no_autograd(self, message: str = NO_AUTOGRAD_MESSAGE) -> contextlib.AbstractContextManager:
-        """:func:`coursetools.checks.tamper.no_autograd`, the one "no autograd" rule, applied in the kernel
+        """:func:`coursetools.checks.refusals.no_autograd`, the one "no autograd" rule, applied in the kernel
         around each call inside the block."""
         return self.active({"kind": "no_autograd", "message": message})
 
     def size_limit(self, max_elements: int, message: str) -> contextlib.AbstractContextManager:
-        """:func:`coursetools.checks.tamper.size_limit`, applied in the kernel around each call inside the block."""
+        """:func:`coursetools.checks.refusals.size_limit`, applied in the kernel around each call inside the block."""
         return self.active({"kind": "size_limit", "max_elements": int(max_elements), "message": message})
 
 

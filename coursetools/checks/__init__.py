@@ -23,16 +23,8 @@ from typing import Any, Iterator
 import numpy
 import torch
 
-from coursetools.checks.tamper import (
-    ORIGINAL_BUILTINS,
-    TamperingError,
-    forbid,
-    guard,
-    no_autograd,
-    refuse,
-    size_limit,
-    verify_untampered,
-)
+from coursetools.checks.refusals import forbid, no_autograd, refuse, size_limit
+from coursetools.checks.tamper import ORIGINAL_BUILTINS, TamperingError, guard, verify_untampered
 
 __all__ = ["TamperingError", "verify_untampered", "assert_close", "assert_equal", "assert_shape", "forbid",
            "refuse", "no_autograd", "size_limit", "expect_raises"]

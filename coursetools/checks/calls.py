@@ -13,7 +13,8 @@ from typing import Any
 import torch
 
 from coursetools.checks import handles, wire
-from coursetools.checks.tamper import forbid, no_autograd, refuse, size_limit, verify_untampered
+from coursetools.checks.refusals import forbid, no_autograd, refuse, size_limit
+from coursetools.checks.tamper import verify_untampered
 
 _autograd_grad = torch.autograd.grad
 _set_grad_enabled = torch.set_grad_enabled
