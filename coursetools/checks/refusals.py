@@ -205,11 +205,15 @@ class _SizeLimit(TorchFunctionMode):
 
 
 def _storage_of(tensor: torch.Tensor) -> int:
-    return tensor.untyped_storage().data_ptr()
+    """Where a tensor's numbers are (a view shares its base's); a tensor without storage counts as its own."""
+    try:
+        return tensor.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):
+        return id(tensor)
 
 
 def _tensors_in(value: Any) -> list[torch.Tensor]:
-    """The tensors in a call's arguments (nested tuples, lists and dicts), their bases included."""
+    """The tensors in a call's arguments (nested tuples, lists and dicts)."""
     if isinstance(value, torch.Tensor):
         return [value]
     if isinstance(value, (tuple, list)):
