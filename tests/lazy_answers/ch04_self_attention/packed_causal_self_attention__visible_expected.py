@@ -1,4 +1,4 @@
-# The visible test's expected weights, softmax((x x^T / sqrt(d)).masked_fill(~tril, -inf)), pasted into the given function (two of its four bugs fixed).
+# The text's formula softmax(x x^T / sqrt(d)) with the causal mask (the visible test's reference until issue 50) put into the given function: two of its four bugs fixed.
 # earns 0: bugs 2 and 4 (other sequences read, reused ids joined) remain
 def packed_causal_self_attention(x, segment_ids):
     B, N, d = x.shape
