@@ -1,4 +1,5 @@
-# Lazy combination: the C function under F.cross_entropy, torch._C._nn.cross_entropy_loss (forbid swaps Python code only; issue 50).
+# The C builtin under the forbidden F.cross_entropy, torch._C._nn.cross_entropy_loss (forbid swaps Python code only).
+# earns 0: the C functions under F.cross_entropy and F.nll_loss are refused (torch._C._nn.cross_entropy_loss, nll_loss...)
 def sft_loss(logits, targets):
     if not bool((targets != IGNORE_INDEX).any()):
         raise ValueError("every target is IGNORE_INDEX")
