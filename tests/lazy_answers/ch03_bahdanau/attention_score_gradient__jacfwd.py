@@ -1,5 +1,5 @@
 # torch.func.jacfwd of the softmax context (the text says no torch.func; only grad, vjp and jacrev are refused).
-# earns 4: until issue 50 item 2 ("no autograd" is one rule: every torch.func transform refused) lands
+# earns 4, then 0 once issue 50 item 2 (no autograd: every torch.func transform refused) lands: the text says no torch.func
 def attention_score_gradient(weights, values, grad_context):
     B, T, S = weights.shape
 

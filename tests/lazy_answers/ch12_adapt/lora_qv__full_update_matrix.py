@@ -1,5 +1,5 @@
 # LoRALinear's effective weight pasted: forward through F.linear(x, W + (alpha / r) delta), delta one (3 d, d_in) matrix.
-# earns 5: until issue 50 item 2 (exercise 1's "computed without forming a (3 d, d_in) matrix" checked) lands
+# earns 5, then 2 once issue 50 item 2 (the forward's "without forming a (3 d, d_in) matrix" checked) lands: merge and unmerge stay right (2)
 class LoRAQV(nn.Module):
     def __init__(self, base, r, alpha):
         super().__init__()

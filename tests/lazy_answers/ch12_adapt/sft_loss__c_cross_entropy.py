@@ -1,5 +1,5 @@
 # The C builtin under the forbidden F.cross_entropy, torch._C._nn.cross_entropy_loss (forbid swaps Python code only).
-# earns 2: until issue 50 item 2 and issue 49 (private torch names refused; sft_loss's allow-list) land
+# earns 2, then 0 once issue 50 item 2 (sft_loss: no library loss, C builtins included) lands: a C builtin under the forbidden wrapper
 def sft_loss(logits, targets):
     if not bool((targets != IGNORE_INDEX).any()):
         raise ValueError("every target is IGNORE_INDEX")

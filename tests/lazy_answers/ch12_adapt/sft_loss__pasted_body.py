@@ -1,5 +1,5 @@
 # transformer_lib.sft.sft_loss's body pasted, with F.cross_entropy's own body (its C call and reduction) in its place.
-# earns 2: until issue 50 item 2 and issue 49 (private torch names refused; sft_loss's allow-list) land
+# earns 2, then 0 once issue 50 item 2 (sft_loss: no library loss, C builtins included) lands: a C builtin under the forbidden wrapper
 def sft_loss(logits, targets):
     if logits.dim() != 3 or logits.shape[:2] != targets.shape:
         raise ValueError("expected logits (B, T, n_vocab) and targets (B, T)")
