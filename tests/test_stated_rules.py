@@ -20,7 +20,7 @@ import torch.autograd.forward_ad as forward_ad
 import torch.func
 
 from coursetools.authoring.stated_rules import rule_sentences, stated_rules, unenforced_rules
-from coursetools.checks import no_autograd, refuse, size_limit, verify_untampered
+from coursetools.checks import no_autograd, refuse, size_limit
 
 INSTRUCTIONS = ("## Exercise 1: a sampler (2 points)\n\nWrite `sample(weights, generator)`, one draw per row. "
                 "You may not use `torch.multinomial`: the tests refuse it while your function runs. "
@@ -111,7 +111,7 @@ def test_no_autograd_refuses_every_route(route: str):
     with no_autograd("by hand, please"), pytest.raises(RuntimeError, match="by hand, please"):
         AUTOGRAD_ROUTES[route](x)
     assert torch.is_grad_enabled()
-    verify_untampered()  # every function the rule swapped is back
+    AUTOGRAD_ROUTES[route](x)  # every function the rule swapped is back
 
 
 def test_no_autograd_lets_the_arithmetic_run():
