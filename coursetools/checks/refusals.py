@@ -10,22 +10,23 @@ the library's reference, or a route the exercise rules out, earns nothing.
   hand (:data:`~coursetools.checks.names.NO_AUTOGRAD`);
 * :func:`size_limit` refuses any tensor larger than an exercise allows ("no tensor of length T").
 
-This module is guarded as :mod:`coursetools.checks.tamper` guards itself: its names cannot be
-rebound, and its functions and the methods of its function modes are watched by
+Each returns a context manager of :mod:`coursetools.checks.managers` (not ``contextlib``, which the
+notebook can replace). This module is guarded as :mod:`coursetools.checks.tamper` guards itself: its
+names cannot be rebound, and its functions and its classes' methods are watched by
 :func:`~coursetools.checks.tamper.verify_untampered`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import inspect
 import types
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import torch
 from torch.overrides import TorchFunctionMode
 
+from coursetools.checks.managers import GradMode, Nested, Replaced
 from coursetools.checks.names import NO_AUTOGRAD, NO_AUTOGRAD_MESSAGE
 from coursetools.checks.tamper import _SNAPSHOT, ORIGINAL_BUILTINS, guard
 
@@ -33,6 +34,7 @@ __all__ = ["forbid", "refuse", "no_autograd", "size_limit"]
 
 # This module decides with the builtins as they were at import, whatever the notebook does later.
 globals().update(ORIGINAL_BUILTINS)
+_is_grad_enabled = torch._C.is_grad_enabled
 
 
 def _raiser_code(message: str, template: types.CodeType) -> types.CodeType:
@@ -49,22 +51,30 @@ def _raiser_code(message: str, template: types.CodeType) -> types.CodeType:
     return inner.__code__.replace(co_freevars=freevars) if freevars else inner.__code__
 
 
-@contextlib.contextmanager
-def _swapped(targets: list[types.FunctionType], message: str) -> Iterator[None]:
-    """While the block runs, each Python function of ``targets`` raises ``RuntimeError(message)``:
-    its code is swapped, so a reference taken before the block is caught too."""
-    swapped: list[tuple[types.FunctionType, types.CodeType]] = []
-    try:
-        for target in targets:
-            original = target.__code__
-            target.__code__ = _raiser_code(message, original)
-            _SNAPSHOT.allowed_codes[id(target)] = target.__code__
-            swapped.append((target, original))
-        yield
-    finally:
-        for target, original in reversed(swapped):
+class _Swapped:
+    """While entered, each Python function of ``targets`` (pairs of a function and its message) raises
+    ``RuntimeError(message)``: its code is swapped, so a reference taken before is caught too."""
+
+    def __init__(self, targets: list[tuple[types.FunctionType, str]]) -> None:
+        self.targets, self.swapped = targets, []
+
+    def __enter__(self) -> None:
+        try:
+            for target, message in self.targets:
+                original = target.__code__
+                target.__code__ = _raiser_code(message, original)
+                _SNAPSHOT.allowed_codes[id(target)] = target.__code__
+                self.swapped.append((target, original))
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> bool:
+        while self.swapped:
+            target, original = self.swapped.pop()
             target.__code__ = original
             _SNAPSHOT.allowed_codes.pop(id(target), None)
+        return False
 
 
 def _forbid_targets(reference: Callable[..., Any]) -> tuple[list[types.FunctionType], str]:
@@ -83,21 +93,21 @@ def _forbid_targets(reference: Callable[..., Any]) -> tuple[list[types.FunctionT
     return targets, label
 
 
-@contextlib.contextmanager
-def forbid(*references: Callable[..., Any]) -> Iterator[None]:
-    """While the block runs, calling any of ``references`` raises ``RuntimeError``.
+def forbid(*references: Callable[..., Any]) -> Nested:
+    """A context manager: while its block runs, calling any of ``references`` raises ``RuntimeError``.
 
     ``references`` are Python functions (their code is swapped, so references the student took
     earlier are caught too; a decorated function's inner function too) or classes (their
     ``forward``/``__call__`` is swapped). Builtin torch functions have no code to swap: pass
     the Python modules that wrap them, or use :func:`refuse`.
     """
-    with contextlib.ExitStack() as stack:
-        for reference in references:
-            targets, label = _forbid_targets(reference)
-            stack.enter_context(_swapped(targets, f"this exercise asks you to write it yourself: your solution "
-                                                  f"called {label}, the library's reference implementation"))
-        yield
+    pairs = []
+    for reference in references:
+        targets, label = _forbid_targets(reference)
+        message = (f"this exercise asks you to write it yourself: your solution called {label}, the library's "
+                   "reference implementation")
+        pairs += [(target, message) for target in targets]
+    return Nested([_Swapped(pairs)])
 
 
 class _Refusing(TorchFunctionMode):
@@ -116,10 +126,9 @@ class _Refusing(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
-@contextlib.contextmanager
-def refuse(owner: Any, names: str | tuple[str, ...], message: str) -> Iterator[None]:
-    """While the block runs, ``owner.<name>`` raises ``RuntimeError(message)`` for each of ``names``,
-    however the notebook reaches it (a reference taken earlier too).
+def refuse(owner: Any, names: str | tuple[str, ...], message: str) -> Nested:
+    """A context manager: while its block runs, ``owner.<name>`` raises ``RuntimeError(message)`` for
+    each of ``names``, however the notebook reaches it (a reference taken earlier too).
 
     A Python function (``torch.autograd.grad``, ``torch.Tensor.backward``) has its code swapped, as
     :func:`forbid` does; a C builtin such as ``torch.rnn_tanh_cell`` or
@@ -133,7 +142,7 @@ def refuse(owner: Any, names: str | tuple[str, ...], message: str) -> Iterator[N
     saved = [(name, getattr(owner, name)) for name in names]
     functions = [value for _, value in saved if inspect.isfunction(value)]
     torch_builtins = [value for _, value in saved if _is_torch_builtin(value)]
-    replaced = [(name, value) for name, value in saved if value not in functions and value not in torch_builtins]
+    replaced = [name for name, value in saved if value not in functions and value not in torch_builtins]
     methods = _tensor_methods(owner, names)
     functions += [method for method in methods if inspect.isfunction(method) and method not in functions]
     torch_builtins += [method for method in methods if not inspect.isfunction(method)]
@@ -141,17 +150,17 @@ def refuse(owner: Any, names: str | tuple[str, ...], message: str) -> Iterator[N
     def refused(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(message)
 
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(_swapped(functions, message))
-        if torch_builtins:
-            stack.enter_context(_Refusing(torch_builtins, message))
-        try:
-            for name, _ in replaced:  # anything else (a class such as torch.enable_grad): the attribute
-                setattr(owner, name, refused)
-            yield
-        finally:
-            for name, value in replaced:
-                setattr(owner, name, value)
+    managers = [_Swapped([(function, message) for function in functions])]
+    if torch_builtins:
+        managers.append(_Refusing(torch_builtins, message))
+    return Nested([*managers, Replaced(owner, replaced, refused)])
+
+
+def _is_torch_builtin(value: Any) -> bool:
+    """A C function of torch (``torch.rnn_tanh_cell``, ``F.scaled_dot_product_attention``): torch
+    hands its calls to the function modes in force."""
+    module = getattr(value, "__module__", None) or ""
+    return isinstance(value, types.BuiltinFunctionType) and module.startswith("torch")
 
 
 def _tensor_methods(owner: Any, names: tuple[str, ...]) -> list[Any]:
@@ -182,6 +191,28 @@ class _GradientsOff(TorchFunctionMode):
         if _is_grad_enabled():
             raise RuntimeError(self.message)
         return func(*args, **(kwargs or {}))
+
+
+def _resolved(dotted: str) -> Any:
+    """The module or class a dotted name of :data:`~coursetools.checks.names.NO_AUTOGRAD` names."""
+    try:
+        return importlib.import_module(dotted)
+    except ModuleNotFoundError:
+        module, _, attribute = dotted.rpartition(".")
+        return getattr(importlib.import_module(module), attribute)
+
+
+_AUTOGRAD_ROUTES = [(_resolved(owner), names) for owner, names in NO_AUTOGRAD]  # resolved before any student code
+
+
+def no_autograd(message: str = NO_AUTOGRAD_MESSAGE) -> Nested:
+    """The one "no autograd" rule, a context manager: while its block runs, gradients are off, every route
+    of :data:`~coursetools.checks.names.NO_AUTOGRAD` (``torch.autograd.grad`` and ``backward``,
+    ``Tensor.backward``, ``torch.autograd.functional``, forward-mode dual numbers, every differentiating
+    transform of ``torch.func``, ``torch.enable_grad``) raises ``RuntimeError(message)``, and so does
+    every torch call made with gradients switched back on."""
+    return Nested([GradMode(False), *(refuse(owner, names, message) for owner, names in _AUTOGRAD_ROUTES),
+                   _GradientsOff(message)])
 
 
 class _SizeLimit(TorchFunctionMode):
@@ -223,49 +254,11 @@ def _tensors_in(value: Any) -> list[torch.Tensor]:
     return []
 
 
-@contextlib.contextmanager
-def size_limit(max_elements: int, message: str) -> Iterator[None]:
-    """While the block runs, any torch call (a function, a Tensor method, a factory) that makes a tensor
-    of more than ``max_elements`` numbers in new memory raises ``RuntimeError(message)``: "no tensor of
-    length T", "without forming a (3 d, d_in) matrix"."""
-    with _SizeLimit(max_elements, message):
-        yield
+def size_limit(max_elements: int, message: str) -> _SizeLimit:
+    """A context manager: while its block runs, any torch call (a function, a Tensor method, a factory)
+    that makes a tensor of more than ``max_elements`` numbers in new memory raises
+    ``RuntimeError(message)``: "no tensor of length T", "without forming a (3 d, d_in) matrix"."""
+    return _SizeLimit(max_elements, message)
 
 
-_is_grad_enabled = torch.is_grad_enabled
-_no_grad = torch.no_grad
-
-
-def _resolved(dotted: str) -> Any:
-    """The module or class a dotted name of :data:`~coursetools.checks.names.NO_AUTOGRAD` names."""
-    try:
-        return importlib.import_module(dotted)
-    except ModuleNotFoundError:
-        module, _, attribute = dotted.rpartition(".")
-        return getattr(importlib.import_module(module), attribute)
-
-
-@contextlib.contextmanager
-def no_autograd(message: str = NO_AUTOGRAD_MESSAGE) -> Iterator[None]:
-    """The one "no autograd" rule: while the block runs, gradients are off, every route of
-    :data:`~coursetools.checks.names.NO_AUTOGRAD` (``torch.autograd.grad`` and ``backward``,
-    ``Tensor.backward``, ``torch.autograd.functional``, forward-mode dual numbers, every
-    differentiating transform of ``torch.func``, ``torch.enable_grad``) raises ``RuntimeError(message)``,
-    and so does every torch call made with gradients switched back on."""
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(_no_grad())
-        for owner, names in NO_AUTOGRAD:
-            stack.enter_context(refuse(_resolved(owner), names, message))
-        stack.enter_context(_GradientsOff(message))
-        yield
-
-
-def _is_torch_builtin(value: Any) -> bool:
-    """A C function of torch (``torch.rnn_tanh_cell``, ``F.scaled_dot_product_attention``): torch
-    hands its calls to the function modes in force."""
-    module = getattr(value, "__module__", None) or ""
-    return isinstance(value, types.BuiltinFunctionType) and module.startswith("torch")
-
-
-_SNAPSHOT.watch([_Refusing, _GradientsOff, _SizeLimit])
 guard(__name__, tuple(__all__))

@@ -46,6 +46,7 @@ import torch.testing
 from torch.overrides import TorchFunctionMode
 
 import transformer_lib
+from coursetools.checks.managers import Nested
 
 __all__ = ["TamperingError", "verify_untampered", "guard"]
 
@@ -250,6 +251,8 @@ def guard(module_name: str, public: tuple[str, ...]) -> None:
         raise TamperingError(f"{module_name} is guarded already: its snapshot cannot be taken again")
     _PROTECTED[id(module)] = {name: vars(module)[name] for name in public}
     _SNAPSHOT.watch([module], private=True)
+    _SNAPSHOT.watch([value for value in vars(module).values()  # its classes' methods, its context managers'
+                     if inspect.isclass(value) and value.__module__ == module_name])
     _GUARDED[module_name] = module
     module.__class__ = _GuardedModule
 
@@ -257,3 +260,4 @@ def guard(module_name: str, public: tuple[str, ...]) -> None:
 _SNAPSHOT = _Snapshot([builtins, *_WATCHED_MODULES, *_WATCHED_CLASSES, *_library_owners(), _GuardedModule,
                       TorchFunctionMode])
 guard(__name__, tuple(__all__))
+guard(Nested.__module__, ())  # coursetools.checks.managers
