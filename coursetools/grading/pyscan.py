@@ -244,7 +244,8 @@ class _Resolver:
             bindings = self.notebook.bindings.get(name)
             if bindings is None:
                 return f"builtins.{name}" if hasattr(builtins, name) or name in KERNEL_BUILTINS else None
-            values = [b.value for b in bindings]
+            mine = [b for b in bindings if b.cell.student]  # the student's own binding shadows a given cell's
+            values = [b.value for b in mine or bindings]
         paths = {value if isinstance(value, str) else self.path(value, depth + 1) if value is not None else None
                  for value in values}
         return paths.pop() if len(paths) == 1 else None
@@ -484,13 +485,25 @@ def machinery_findings(notebook: Notebook) -> list[Finding]:
     return sorted(found)
 
 
+def _read_names(tree: ast.AST) -> set[str]:
+    """The names a cell reads that it does not bind itself (a test cell reads the answer's name)."""
+    loaded = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    stored = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    return loaded - stored
+
+
 def rule_findings(notebook: Notebook, allowed: dict[str, Allowed]) -> list[Finding]:
     """What the answer cells named in ``allowed`` (grade_id -> its exercise's list), and whatever of the
-    student's code they reach, use outside the list. Given cells are the instructor's and are not read."""
+    student's code they reach, use outside the list. The answer is what those cells define (functions,
+    classes) and the names they bind that the given cells (the tests) read; a self-check beside it
+    (``loss.backward()`` to compare with a gradient written by hand) is not the answer. Given cells are the
+    instructor's and are not read."""
     found: set[Finding] = set()
+    read_by_given = set().union(*(_read_names(cell.tree) for cell in notebook.cells if not cell.student))
     for label, rules in allowed.items():
         answers = [cell for cell in notebook.cells if cell.label == label and cell.student]
-        todo = {name for cell in answers for statement in cell.tree.body for name, _, _ in _bound_by(statement)}
+        todo = {name for cell in answers for statement in cell.tree.body for name, node, _ in _bound_by(statement)
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or name in read_by_given}
         done: set[str] = set()
         while todo - done:
             name = (todo - done).pop()
