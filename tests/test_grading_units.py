@@ -36,7 +36,9 @@ from coursetools.common.layout import REPO_ROOT, Course, course_directory
 from coursetools.grading.nbgrader_plugins import HideHiddenTests
 from coursetools.grading.outcomes import (
     CELL_TIMED_OUT,
+    CLEARED,
     HAND_GRADE_AGAIN,
+    KEPT,
     KERNEL_DIED,
     MANUAL,
     MISSING,
@@ -49,6 +51,7 @@ from coursetools.grading.outcomes import (
     explained_log,
     grading_fingerprint,
     last_error_line,
+    reviewed,
     tampering_seen_by_tests,
 )
 from coursetools.grading.pyscan import submission_findings
@@ -115,6 +118,11 @@ def test_changing_a_locked_cells_points_is_an_edit():
     assert locked_cell_changes(tiny_release(), submission) == ["edited locked cell test_add"]
 
 
+def findings(*args) -> list[str]:
+    """The scan's findings on a submission, as the grader's details write them."""
+    return [str(finding) for finding in submission_findings(*args)]
+
+
 MACHINE = "the kernel's or the checker's machinery"
 NOT_MINE = "a module the notebook did not create"
 
@@ -148,7 +156,7 @@ NOT_MINE = "a module the notebook did not create"
     ("globals()['add'] = print", "add, line 1: rebinds a name through the namespace's dictionary"),
 ])
 def test_each_way_to_the_machinery_is_flagged_with_its_line(code, finding):
-    found = submission_findings(tiny_release(), answered_with(code))
+    found = findings(tiny_release(), answered_with(code))
     assert finding in found if finding else found == []
 
 
@@ -169,7 +177,7 @@ def test_each_way_to_the_machinery_is_flagged_with_its_line(code, finding):
     "def add(bits, b):\n    return getattr(torch, f'complex{bits}')\n\nif __name__ == '__main__':\n    add(64, 0)",
 ])
 def test_innocent_code_is_not_flagged(code):
-    assert submission_findings(tiny_release(), answered_with(code)) == []
+    assert findings(tiny_release(), answered_with(code)) == []
 
 
 RNN_RULE = {"add": Allowed(frozenset({"torch.rnn_tanh_cell", "torch.nn.RNNCell"}), by_hand=True)}
@@ -191,25 +199,25 @@ RNN_RULE = {"add": Allowed(frozenset({"torch.rnn_tanh_cell", "torch.nn.RNNCell"}
 ])
 def test_a_use_outside_the_allow_list_is_flagged_in_what_the_answer_reaches(code, finding):
     """Issue 49's ways round ``refuse``: the refused kernel taken early, under torch.ops, as a Tensor method..."""
-    assert finding in submission_findings(tiny_release(), answered_with(code), RNN_RULE)
-    assert submission_findings(tiny_release(), answered_with(code)) == [] or "getattr" in code or "_C" in code
+    assert finding in findings(tiny_release(), answered_with(code), RNN_RULE)
+    assert findings(tiny_release(), answered_with(code)) == [] or "getattr" in code or "_C" in code
 
 
 def test_a_self_check_beside_the_answer_is_not_the_answer():
     submission = answered_with("def add(a, b):\n    return a + b")
     submission.cells.append(new_code_cell("x = torch.ones(2, requires_grad=True)\nadd(x, 1).sum().backward()"))
-    assert submission_findings(tiny_release(), submission, RNN_RULE) == []
+    assert findings(tiny_release(), submission, RNN_RULE) == []
     submission.cells.append(new_code_cell("add = lambda a, b: torch.rnn_tanh_cell(a, b)"))
-    assert submission_findings(tiny_release(), submission, RNN_RULE) == [
+    assert findings(tiny_release(), submission, RNN_RULE) == [
         "cell 6, line 1: uses torch.rnn_tanh_cell, which this exercise's allow-list refuses"]
 
 
 def test_locked_cells_are_not_scanned_as_the_students_code():
     """The setup cell imports coursetools; only a student's own cell doing so is reported."""
     submission = answered_with("def add(a, b):\n    return a + b")
-    assert submission_findings(tiny_release(), submission) == []
+    assert findings(tiny_release(), submission) == []
     submission.cells.append(new_code_cell("import coursetools"))
-    assert submission_findings(tiny_release(), submission) == [
+    assert findings(tiny_release(), submission) == [
         "cell 5, line 1: imports coursetools, the kernel's or the checker's machinery"]
 
 
@@ -446,6 +454,20 @@ def test_grade_it_again_is_said_until_the_answer_has_its_new_hand_grade():
     record = {"status": OK, "details": ["why" + HAND_GRADE_AGAIN, "other detail"]}
     assert class_row("ann", record, {"test_add": 2.0, "why": None}, CELLS).details == record["details"]
     assert class_row("ann", record, {"test_add": 2.0, "why": 1.0}, CELLS).details == ["other detail"]
+
+
+def test_a_use_outside_the_allow_list_costs_its_exercise_until_a_review_clears_it():
+    """Issue 49: the scan's finding in an answer withholds its exercise's test cells; a cleared review counts them."""
+    record = {"status": TAMPERED, "details": ["add, line 2: uses torch.ops.aten.add ..."], "submission_sha": "a",
+              "withheld": ["test_add"]}
+    row = class_row("ann", record, {"test_add": 2.0, "why": 1.0}, CELLS)
+    assert (row.scores["test_add"], row.total) == (0.0, 1.0)
+    assert any(d.startswith("test_add: 0, its answer used") for d in row.details)
+    cleared = reviewed(record, {"decision": CLEARED, "note": "an honest use", "status": TAMPERED,
+                                "submission_sha": "a"})
+    assert class_row("ann", cleared, {"test_add": 2.0, "why": 1.0}, CELLS).total == 3.0
+    kept = reviewed(record, {"decision": KEPT, "note": "the refused kernel", "status": TAMPERED, "submission_sha": "a"})
+    assert class_row("ann", kept, {"test_add": 2.0, "why": 1.0}, CELLS).total == 1.0
 
 
 def test_the_run_names_every_student_not_ok_graded_in_it_or_before():

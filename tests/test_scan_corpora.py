@@ -35,7 +35,7 @@ def test_no_honest_answer_is_flagged(path):
 def test_every_attack_is_flagged_with_its_line(path):
     findings = submission_findings(*submission(path))
     assert findings, f"{path.name}: nothing found"
-    assert all(", line " in finding for finding in findings)
+    assert all(", line " in str(finding) for finding in findings)
 
 
 @pytest.mark.parametrize("assignment", assignments(REPO_ROOT))

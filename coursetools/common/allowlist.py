@@ -74,11 +74,12 @@ def _expanded(name: str) -> str:
 @dataclass
 class Exercise:
     """An exercise as the notebook lays it out: its instructions (the markdown before its answer cells),
-    its answer cells' grade_ids and its test cells' code."""
+    its answer cells' grade_ids, its test cells' code and their grade_ids."""
 
     instructions: str
     answers: list[str]
     tests: list[str]
+    test_ids: list[str]
 
     @property
     def allowed(self) -> Allowed | None:
@@ -123,12 +124,13 @@ def exercises(nb: NotebookNode) -> list[Exercise]:
             if current is None or current.tests:
                 # parts after the first share the instructions above the first when none of their own come between
                 instructions = "\n".join(markdown) or (found[-1].instructions if found else "")
-                current = Exercise(instructions, [], [])
+                current = Exercise(instructions, [], [], [])
                 found.append(current)
                 markdown = []
             current.answers.append(grade_id(cell))
         elif is_autograded_test(cell) and current is not None:
             current.tests.append(cell.source)
+            current.test_ids.append(grade_id(cell))
             markdown = []
     return found
 
@@ -137,6 +139,12 @@ def allow_lists(nb: NotebookNode) -> dict[str, Allowed]:
     """Answer cell grade_id -> its exercise's allow-list, for each exercise that states one."""
     return {answer: allowed for exercise in exercises(nb) if (allowed := exercise.allowed) is not None
             for answer in exercise.answers}
+
+
+def tests_of_answers(nb: NotebookNode) -> dict[str, list[str]]:
+    """Answer cell grade_id -> the grade_ids of its exercise's test cells (the points a use outside
+    the exercise's allow-list costs)."""
+    return {answer: exercise.test_ids for exercise in exercises(nb) for answer in exercise.answers}
 
 
 def may_use_problems(nb: NotebookNode) -> list[str]:

@@ -66,7 +66,8 @@ def submission(path: Path) -> tuple[nbformat.NotebookNode, nbformat.NotebookNode
 
 def scan_folder(folder: Path) -> list[Scanned]:
     """Every corpus file of ``folder``, scanned."""
-    return [Scanned(path, submission_findings(*submission(path))) for path in sorted(folder.glob("*.py"))]
+    return [Scanned(path, [str(finding) for finding in submission_findings(*submission(path))])
+            for path in sorted(folder.glob("*.py"))]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -44,6 +44,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
+from typing import NamedTuple
 
 import nbformat
 import psutil
@@ -51,7 +52,7 @@ import psutil
 from coursetools.authoring.release import earlier_releases
 from coursetools.authoring.sources import build_notebook, notebook_source
 from coursetools.checker.clock import REFRESH, WALL_FACTOR, Clock
-from coursetools.common.allowlist import Allowed, allow_lists
+from coursetools.common.allowlist import Allowed, allow_lists, tests_of_answers
 from coursetools.common.cells import answer_texts, graded_cells
 from coursetools.common.files import write_atomically
 from coursetools.common.hidden import hidden_lines, quoted_lines
@@ -96,6 +97,16 @@ PEAK_MEMORY = re.compile(r"^\[course\] grader peak memory: (\d+) MiB$", re.MULTI
 # One scan at a time: CPython 3.11's ast.parse is not thread-safe ("SystemError: AST constructor
 # recursion depth mismatch" when two students were scanned at once).
 _SCAN_LOCK = threading.Lock()
+
+
+class Rules(NamedTuple):
+    """What the scan checks answers against: answer cell grade_id -> its exercise's allow-list
+    (:func:`~coursetools.common.allowlist.allow_lists`), and -> its exercise's test cells."""
+
+    allowed: dict[str, Allowed]
+    tests: dict[str, list[str]]
+
+
 UNCONFINED_KERNEL_MANAGER = "jupyter_client.manager.AsyncKernelManager"  # nbclient's default: no box
 
 
@@ -130,7 +141,8 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
     state = load_state(course, assignment)
     # the instructor notebook prepare() has just built from the source
     source = nbformat.read(notebook_source(course.root, assignment), as_version=4)
-    tests_sha, rules, rubrics = grading_fingerprint(source), allow_lists(source), hand_graded_answers(source)
+    tests_sha, rubrics = grading_fingerprint(source), hand_graded_answers(source)
+    rules = Rules(allow_lists(source), tests_of_answers(source))
     todo = [s for s in (students or everyone)
             if force or not _still_graded(course, assignment, s, state, tests_sha)]
     changed = [s for s in todo if state.get(s, {}).get("tests_sha") not in (None, tests_sha)]
@@ -187,14 +199,14 @@ def _record_unfinished(course: Course, assignment: str, student: str, outcome: O
 def grade_student(course: Course, assignment: str, student: str, releases: list[nbformat.NotebookNode],
                   cell_timeout: int | None = None, notebook_timeout: float = DEFAULT_NOTEBOOK_TIMEOUT, *,
                   confine: bool = True, scratch_root: Path | None = None,
-                  rules: dict[str, Allowed] | None = None,
+                  rules: Rules | None = None,
                   rubrics: dict[str, nbformat.NotebookNode] | None = None,
                   overrides: dict[str, float] | None = None) -> Outcome:
     """Scan and autograde one student's notebook in its own nbgrader process, its kernel in a box
     (scratch folders under ``scratch_root``) unless not ``confine``.
 
-    ``rules``: each answer cell's allow-list (:func:`~coursetools.common.allowlist.allow_lists` of the
-    instructor's source, read from it when not given).
+    ``rules``: each answer cell's allow-list and its exercise's test cells (read from the instructor's
+    source when not given): a use outside the list withholds those cells' points (``Outcome.withheld``).
 
     ``releases``: the release graded against first, then earlier releases students may have had
     (a locked cell as one of them released it is not an edit).
@@ -208,7 +220,8 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
     the tests' scores replace whatever was written on them meanwhile."""
     release = releases[0]
     if rules is None:
-        rules = allow_lists(nbformat.read(notebook_source(course.root, assignment), as_version=4))
+        source = nbformat.read(notebook_source(course.root, assignment), as_version=4)
+        rules = Rules(allow_lists(source), tests_of_answers(source))
     start = time.monotonic()
     path = course.notebook("submitted", assignment, student)
     submission = _read_submission(path)
@@ -218,7 +231,8 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
     sha = _sha(path)
     with _SCAN_LOCK:
         changes = locked_cell_changes(release, submission, releases[1:])
-        flags = changes + submission_findings(release, submission, rules)
+        found = submission_findings(release, submission, rules.allowed)
+        flags = changes + [str(finding) for finding in found]
     args = ["autograde", assignment, "--student", student, "--force"]
     if cell_timeout is not None:
         args.append(f"--ExecutePreprocessor.timeout={cell_timeout}")
@@ -253,7 +267,8 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
     status, details = autograde_status(returncode, log, flags, ungraded, stopped_after, stopped, cut)
     if not confine:
         details = [UNCONFINED, *details]
-    return Outcome(status, details, round(time.monotonic() - start, 1), sha)
+    withheld = sorted({test for finding in found if finding.exercise for test in rules.tests.get(finding.exercise, [])})
+    return Outcome(status, details, round(time.monotonic() - start, 1), sha, withheld=withheld)
 
 
 def _read_submission(path: Path) -> nbformat.NotebookNode | str:

@@ -68,6 +68,9 @@ class Outcome:
     # a notebook that did not finish: the instructor's overrides of its test cells (grade_id -> score), taken
     # off the gradebook until a regrade finishes (gradebook.close_unfinished, gradebook.restore_overrides)
     overrides: dict[str, float] = field(default_factory=dict)
+    # the test cells whose points are withheld because their exercise's answer used what its allow-list
+    # refuses (the scan, coursetools.grading.pyscan): they count 0 unless a review clears the flag
+    withheld: list[str] = field(default_factory=list)
 
 
 def autograde_status(returncode: int | None, log: str, flags: list[str], ungraded: list[str],

@@ -65,11 +65,13 @@ ORDINARY_DUNDERS = frozenset({"__init__", "__class__", "__name__", "__qualname__
 
 @dataclass(frozen=True, order=True)
 class Finding:
-    """One thing a cell does that it should not, with its line in that cell (1-based)."""
+    """One thing a cell does that it should not, with its line in that cell (1-based); ``exercise``: the
+    answer cell whose allow-list it is outside (empty for what no cell may do)."""
 
     cell: str
     line: int
     what: str
+    exercise: str = ""
 
     def __str__(self) -> str:
         return f"{self.cell}, line {self.line}: {self.what}"
@@ -263,13 +265,13 @@ def _under(path: str, names: Iterable[str]) -> str | None:
 class _Reader(ast.NodeVisitor):
     """Visits code with its scopes, resolving what each name and attribute is; subclasses say what to report."""
 
-    def __init__(self, notebook: Notebook, cell: Cell) -> None:
+    def __init__(self, notebook: Notebook, cell: Cell, exercise: str = "") -> None:
         self.resolver = _Resolver(notebook)
-        self.cell = cell
+        self.cell, self.exercise = cell, exercise
         self.found: set[Finding] = set()
 
     def report(self, node: ast.AST, what: str) -> None:
-        self.found.add(Finding(self.cell.label, getattr(node, "lineno", 0), what))
+        self.found.add(Finding(self.cell.label, getattr(node, "lineno", 0), what, self.exercise))
 
     def check_path(self, node: ast.AST, path: str) -> None:
         """Report what the resolved ``path`` of ``node`` is, if it is one the reader looks for."""
@@ -389,8 +391,8 @@ class _Machinery(_Reader):
 class _Rules(_Reader):
     """What an exercise's answer reaches that its allow-list does not allow (:func:`rule_findings`)."""
 
-    def __init__(self, notebook: Notebook, cell: Cell, allowed: Allowed, reached: set[str]) -> None:
-        super().__init__(notebook, cell)
+    def __init__(self, notebook: Notebook, cell: Cell, allowed: Allowed, reached: set[str], exercise: str) -> None:
+        super().__init__(notebook, cell, exercise)
         self.allowed, self.refusals, self.reached = allowed, allowed.refusals(), reached
         # a refused function named where it is defined (``torch.nn.modules.rnn.RNNCell`` for ``torch.nn.RNNCell``)
         self.by_last_name = {(name.split(".")[0], name.rsplit(".", 1)[1]): name for name in allowed.refused
@@ -511,9 +513,9 @@ def rule_findings(notebook: Notebook, allowed: dict[str, Allowed]) -> list[Findi
             for binding in notebook.bindings.get(name, []):
                 if binding.cell.student:
                     reached: set[str] = set()
-                    reader = _Rules(notebook, binding.cell, rules, reached)
+                    reader = _Rules(notebook, binding.cell, rules, reached, label)
                     reader.visit(binding.node)
-                    found |= {f for f in reader.found}
+                    found |= reader.found
                     todo |= reached
     return sorted(found)
 
@@ -525,9 +527,9 @@ def scan(cells: Iterable[tuple[str, str, bool]], allowed: dict[str, Allowed] | N
 
 
 def submission_findings(release: NotebookNode, submission: NotebookNode,
-                        allowed: dict[str, Allowed] | None = None) -> list[str]:
-    """What a submission's own code cells (those not locked in ``release``) do that they may not, as
-    readable lines (``rnn_step, line 3: uses torch.ops.aten.rnn_tanh_cell (under torch.ops), ...``).
+                        allowed: dict[str, Allowed] | None = None) -> list[Finding]:
+    """What a submission's own code cells (those not locked in ``release``) do that they may not; each reads
+    ``rnn_step, line 3: uses torch.ops.aten.rnn_tanh_cell (under torch.ops), ...`` as a string.
     The release's locked cells bind the names the student's code reads (the setup's imports).
 
     ``allowed``: answer cell grade_id -> its exercise's allow-list
@@ -537,4 +539,4 @@ def submission_findings(release: NotebookNode, submission: NotebookNode,
              for index, cell in enumerate(release.cells) if cell.cell_type == "code" and is_locked(cell)]
     mine = [(grade_id(cell) or f"cell {index + 1}", cell.source, True) for index, cell in enumerate(submission.cells)
             if cell.cell_type == "code" and grade_id(cell) not in locked]
-    return [str(finding) for finding in scan(given + mine, allowed)]
+    return scan(given + mine, allowed)
