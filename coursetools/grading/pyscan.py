@@ -37,10 +37,10 @@ from coursetools.grading.scan import parse_cell
 
 # Reaching any of these (a module, or a name under it) is reaching the kernel's or the checker's machinery.
 MACHINERY = frozenset({
-    "ctypes", "_ctypes", "zmq", "ipykernel", "jupyter_client", "comm", "coursetools", "linecache", "tracemalloc",
+    "ctypes", "_ctypes", "zmq", "ipykernel", "jupyter_client", "comm", "coursetools", "linecache",
     "IPython.core", "IPython.get_ipython", "IPython.kernel", "builtins.get_ipython", "builtins.breakpoint",
     "sys._getframe", "sys._current_frames", "sys._current_exceptions", "sys.modules", "sys.settrace",
-    "sys.setprofile", "sys.meta_path", "sys.path_hooks", "sys.addaudithook", "sys.exc_info", "sys.exception",
+    "sys.setprofile", "sys.meta_path", "sys.path_hooks", "sys.addaudithook",
     "inspect.currentframe", "inspect.stack", "inspect.trace", "inspect.getouterframes", "inspect.getinnerframes",
     "inspect.getclosurevars", "gc.get_objects", "gc.get_referents", "gc.get_referrers", "threading.settrace",
     "types.FrameType", "types.CodeType", "types.FunctionType"})
@@ -49,6 +49,8 @@ MACHINERY_ATTRIBUTES = frozenset({
     "f_back", "f_globals", "f_locals", "f_builtins", "tb_frame", "tb_next", "gi_frame", "cr_frame", "ag_frame",
     "comm_manager", "__globals__", "__code__", "__closure__", "__builtins__", "__subclasses__", "__defaults__",
     "__kwdefaults__"})
+# Settings a notebook may write, though they live in a module (``plt.rcParams["figure.figsize"] = ...``).
+SETTINGS = frozenset({"matplotlib.rcParams", "matplotlib.pyplot.rcParams"})
 # Names IPython's kernel adds to the builtins.
 KERNEL_BUILTINS = frozenset({"get_ipython", "display"})
 # Builtins whose code the scan cannot read, or that reach the namespace by strings.
@@ -384,7 +386,7 @@ class _Machinery(_Reader):
             self.report(node, "rebinds a name through the namespace's dictionary")
             return
         root = self._module_root(node.value)
-        if root:
+        if root and _under(self.resolver.path(node.value) or "", SETTINGS) is None:
             self.report(node, f"writes to {ast.unparse(node)}, in {root}, a module the notebook did not create")
 
 
