@@ -10,7 +10,9 @@ status                 when
 ``needs manual grade`` autograde finished but left a test cell without a score, or failed for
                        a reason the log does not name
 ``tampered``           the scan or the tests found locked cells changed or the environment
-                       of the tests altered (scores are kept; an instructor reviews them)
+                       of the tests altered (scores are kept; an instructor reviews them), or
+                       an answer used what its exercise's allow-list refuses (that exercise's
+                       test points withheld, ``Outcome.withheld``, until a review clears it)
 ``cell timed out``     autograde finished, but a cell was stopped at the per-cell time limit
                        (what it tests scored 0; an instructor looks at why)
 ``output cut``         autograde finished, but a cell's output passed the bytes a cell keeps
