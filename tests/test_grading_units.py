@@ -19,7 +19,7 @@ from nbgrader.utils import compute_checksum
 
 from coursetools.authoring.lint import lint_notebook
 from coursetools.cli import not_ok
-from coursetools.common.allowlist import Allowed, allow_lists, may_use_problems, tests_of_answers
+from coursetools.common.allowlist import Allowed, allow_lists, answer_test_cells, may_use_problems
 from coursetools.common.cells import GradedCell, graded_cells
 from coursetools.common.hidden import (
     HIDDEN_PLACEHOLDER,
@@ -234,7 +234,7 @@ def test_the_may_use_line_is_the_allow_list_and_the_lint_asks_for_it():
     assert may_use_problems(source) == []
     refused = frozenset({"torch.nn.RNNCell", "torch.rnn_tanh_cell", "torch.rnn_tanh"})
     assert allow_lists(source) == {"add": Allowed(refused, by_hand=True)}
-    assert tests_of_answers(source) == {"add": ["test_add"]}  # the points a use outside the list costs
+    assert answer_test_cells(source) == {"add": ["test_add"]}  # the points a use outside the list costs
 
 
 # --- hidden blocks and leaks --------------------------------------------------------------------

@@ -141,7 +141,7 @@ def allow_lists(nb: NotebookNode) -> dict[str, Allowed]:
             for answer in exercise.answers}
 
 
-def tests_of_answers(nb: NotebookNode) -> dict[str, list[str]]:
+def answer_test_cells(nb: NotebookNode) -> dict[str, list[str]]:
     """Answer cell grade_id -> the grade_ids of its exercise's test cells (the points a use outside
     the exercise's allow-list costs)."""
     return {answer: exercise.test_ids for exercise in exercises(nb) for answer in exercise.answers}

@@ -44,7 +44,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
-from typing import NamedTuple
 
 import nbformat
 import psutil
@@ -52,7 +51,7 @@ import psutil
 from coursetools.authoring.release import earlier_releases
 from coursetools.authoring.sources import build_notebook, notebook_source
 from coursetools.checker.clock import REFRESH, WALL_FACTOR, Clock
-from coursetools.common.allowlist import Allowed, allow_lists, tests_of_answers
+from coursetools.common.allowlist import allow_lists, answer_test_cells
 from coursetools.common.cells import answer_texts, graded_cells
 from coursetools.common.files import write_atomically
 from coursetools.common.hidden import hidden_lines, quoted_lines
@@ -74,7 +73,7 @@ from coursetools.grading.outcomes import (
     tampering_seen_by_tests,
 )
 from coursetools.grading.output_cap import output_cut
-from coursetools.grading.pyscan import submission_findings
+from coursetools.grading.pyscan import Rules, submission_findings
 from coursetools.grading.rubrics import add_rubrics, hand_graded_answers
 from coursetools.grading.sandbox import check as check_sandbox
 from coursetools.grading.scan import locked_cell_changes, locked_changes_in
@@ -97,14 +96,6 @@ PEAK_MEMORY = re.compile(r"^\[course\] grader peak memory: (\d+) MiB$", re.MULTI
 # One scan at a time: CPython 3.11's ast.parse is not thread-safe ("SystemError: AST constructor
 # recursion depth mismatch" when two students were scanned at once).
 _SCAN_LOCK = threading.Lock()
-
-
-class Rules(NamedTuple):
-    """What the scan checks answers against: answer cell grade_id -> its exercise's allow-list
-    (:func:`~coursetools.common.allowlist.allow_lists`), and -> its exercise's test cells."""
-
-    allowed: dict[str, Allowed]
-    tests: dict[str, list[str]]
 
 
 UNCONFINED_KERNEL_MANAGER = "jupyter_client.manager.AsyncKernelManager"  # nbclient's default: no box
@@ -142,7 +133,7 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
     # the instructor notebook prepare() has just built from the source
     source = nbformat.read(notebook_source(course.root, assignment), as_version=4)
     tests_sha, rubrics = grading_fingerprint(source), hand_graded_answers(source)
-    rules = Rules(allow_lists(source), tests_of_answers(source))
+    rules = Rules(allow_lists(source), answer_test_cells(source))
     todo = [s for s in (students or everyone)
             if force or not _still_graded(course, assignment, s, state, tests_sha)]
     changed = [s for s in todo if state.get(s, {}).get("tests_sha") not in (None, tests_sha)]
@@ -221,7 +212,7 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
     release = releases[0]
     if rules is None:
         source = nbformat.read(notebook_source(course.root, assignment), as_version=4)
-        rules = Rules(allow_lists(source), tests_of_answers(source))
+        rules = Rules(allow_lists(source), answer_test_cells(source))
     start = time.monotonic()
     path = course.notebook("submitted", assignment, student)
     submission = _read_submission(path)
