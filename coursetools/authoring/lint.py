@@ -56,7 +56,12 @@ from nbformat.notebooknode import NotebookNode
 from coursetools.authoring import sources
 from coursetools.authoring.fairness import DECLARATION, check_fairness, hidden_only_reasons, lookup
 from coursetools.authoring.grading_rules import INCLUDE_RULES
-from coursetools.authoring.hidden_rules import borrowed_expectations, hidden_writes, shadowed_answers
+from coursetools.authoring.hidden_rules import (
+    borrowed_expectations,
+    borrowed_hidden_names,
+    hidden_writes,
+    shadowed_answers,
+)
 from coursetools.common.cells import is_autograded_test, nbgrader_meta
 from coursetools.common.hidden import (
     BEGIN_SOLUTION,
@@ -349,7 +354,7 @@ def lint(assignment: str, course_root: Path = REPO_ROOT) -> list[str]:
     nb = sources.read_text_source(sources.text_source(course_root, assignment))
     problems = (lint_notebook(nb) + check_names(nb, course_root / "book" / f"{assignment}.md")
                 + rounded_tolerance_messages(nb) + check_fairness(nb) + shadowed_answers(nb)
-                + hidden_writes(nb) + borrowed_expectations(nb))
+                + hidden_writes(nb) + borrowed_expectations(nb) + borrowed_hidden_names(nb))
     return [f"{assignment}: {problem}" for problem in problems]
 
 

@@ -1,4 +1,4 @@
-"""Surprises: answers that pass every visible test of an exercise and still fail a hidden one.
+"""Surprises: answers that pass a visible test of an exercise and still fail its hidden block.
 
 ``python -m coursetools.devtools.surprises <assignment> [--mutants] [--only <answer grade_id> ...]``
 
@@ -19,10 +19,12 @@ answers to find them. For each answer cell of the assignment, in one kernel
 
 Each candidate replaces the model answer; the test cells that grade it run twice: first their
 **visible** part (the cell as released, hidden block removed by
-:func:`~coursetools.common.hidden.split_hidden_block`), then, when every visible part passed, the
+:func:`~coursetools.common.hidden.split_hidden_block`), then the
 **full** cells (visible part in the kernel, hidden block in the checker, as grading runs them).
-A *surprise* is a candidate that passes every visible part and fails a full cell; it is reported
-with the hidden failure's message. Then the model answer runs again.
+A *surprise* is a test cell whose visible part the candidate passes and whose full cell it fails,
+whatever it did in the exercise's other cells (each part is graded on its own: a part that fails its
+visible test does not excuse a hidden failure in another); it is reported with the hidden failure's
+message. Then the model answer runs again.
 
 A surprise is accepted only when the hidden block that rejects it allow-lists it with a reason, a
 comment line ``# hidden only: <candidate> -- <why this is fair>`` (:func:`~coursetools.common.hidden.hidden_only`;
@@ -68,7 +70,7 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Surprise:
-    """A candidate that passed every visible test and failed the full test cell ``test``."""
+    """A candidate that passed the visible part of the test cell ``test`` and failed the full cell."""
 
     candidate: Candidate
     test: str
@@ -150,15 +152,15 @@ def try_right_answer(kernel: KernelSession, candidate: Candidate, answer: Answer
 
 def try_candidate(kernel: KernelSession, candidate: Candidate, answer: AnswerCell) -> list[Surprise]:
     """The surprises of ``candidate`` in place of ``answer``'s model answer: one per full test cell it
-    fails, when it passed every visible part."""
+    fails whose visible part it passed (whatever it did in the other cells: a part is graded on its own)."""
     with standing_in(kernel, candidate, answer) as ran:
         if not ran.passed:
             return []
-        if not all(kernel.run(split_hidden_block(test)[0], locked=True).passed for _, test in answer.tests):
-            return []
+        shown = {test_id for test_id, test in answer.tests
+                 if kernel.run(split_hidden_block(test)[0], locked=True).passed}
         tests = dict(answer.tests)
         return [Surprise(candidate, test_id, why, allowed(candidate, split_hidden_block(tests[test_id])[1]))
-                for test_id, why in kernel.failures(answer)]
+                for test_id, why in kernel.failures(answer) if test_id in shown]
 
 
 def find_surprises(assignment: str, with_mutants: bool = False, only: list[str] | None = None,
