@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 import json
 import os
 import shutil
@@ -21,6 +22,7 @@ from coursetools.authoring import sources
 from coursetools.common.cells import is_autograded_test, nbgrader_meta
 from coursetools.common.hidden import HIDDEN_MARKERS, MARKERS, SOLUTION_MARKERS, parse_blocks, visible_text
 from coursetools.common.layout import REPO_ROOT, Course, run_nbgrader
+from coursetools.devtools.session import KernelSession, notebook_plan
 from coursetools.grading.nbgrader_plugins import mathjax_script
 from coursetools.grading.sandbox import SandboxUnavailable
 from coursetools.grading.sandbox import check as check_sandbox
@@ -244,14 +246,52 @@ def exercises(nb: nbformat.NotebookNode) -> list[tuple[list[str], list[str]]]:
 COPY_SUBMISSIONS = REPO_ROOT / "tests" / "copy_submissions"
 
 
+def answer_files(folder: Path, assignment: str) -> dict[str, list[Path]]:
+    """``<folder>/<assignment>/<answer grade_id>[__<name>].py``, by answer cell (the grade_id before
+    ``__``), each cell's files in name order; empty when the folder has none for ``assignment``."""
+    found: dict[str, list[Path]] = {}
+    for path in sorted((folder / assignment).glob("*.py")):
+        found.setdefault(path.stem.split("__")[0], []).append(path)
+    return found
+
+
 def copy_submission_files(assignment: str) -> dict[str, list[Path]]:
     """``tests/copy_submissions/<assignment>/<solution grade_id>[__<name>].py``, by answer cell:
     what a lazy student pastes into that cell (a public function renamed, or a page line, a given
     line and a library call put together); each must earn nothing for its exercise."""
-    found: dict[str, list[Path]] = {}
-    for path in sorted((COPY_SUBMISSIONS / assignment).glob("*.py")):
-        found.setdefault(path.stem.split("__")[0], []).append(path)
-    return found
+    return answer_files(COPY_SUBMISSIONS, assignment)
+
+
+def assignment_term(assignment: str) -> int:
+    """A term seed of ``assignment``'s own (not 0), under which answers are graded with the hidden
+    tests: the model answers must earn every point whatever the term (an integer seed passed to a
+    hidden helper as written once broke ch03 under every other term)."""
+    return int(hashlib.sha256(assignment.encode()).hexdigest()[:6], 16) + 1
+
+
+def graded_outcomes(assignment: str, notebook: nbformat.NotebookNode, tries: dict[str, list[Path]],
+                    term_seed: int = 0) -> dict[str, dict[str, bool]]:
+    """file name -> {test grade_id: whether it passed} for each test cell grading the file's answer
+    cell (an answer that raises fails them all), in one kernel
+    (:class:`~coursetools.devtools.session.KernelSession`). Runs ``notebook``'s cells with the
+    source's model answers, hidden blocks (in the checker) drawing their seeds from ``term_seed``;
+    raises when a model answer fails a test of ``notebook``, or a file names no answer cell."""
+    model = {answer.grade_id: answer.source
+             for answer in notebook_plan(sources.read_text_source(sources.text_source(REPO_ROOT, assignment)))}
+    left = dict(tries)
+    outcomes: dict[str, dict[str, bool]] = {}
+    with KernelSession(REPO_ROOT, term_seed=term_seed) as kernel:
+        for answer in notebook_plan(notebook):
+            kernel.reach(answer, model[answer.grade_id])
+            failing = kernel.failing_tests(answer)
+            assert not failing, f"{assignment}: the model answer {answer.grade_id} fails {failing}"
+            for path in left.pop(answer.grade_id, []):
+                ran = kernel.run(path.read_text(encoding="utf-8")).passed
+                outcomes[path.name] = {test_id: ran and kernel.run(test, locked=True).passed
+                                       for test_id, test in answer.tests}
+                kernel.run(model[answer.grade_id])
+    assert not left, f"{assignment}: files that name no answer cell: {sorted(left)}"
+    return outcomes
 
 
 def copy_submission_cells(assignment: str) -> dict[str, str]:

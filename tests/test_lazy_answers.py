@@ -1,0 +1,66 @@
+"""The lazy audit as a test: answers that skip an exercise's work earn only what its text allows.
+
+``tests/lazy_answers/<assignment>/<answer grade_id>__<name>.py`` is a whole answer cell that gets
+its result without doing the exercise: a library one-liner, the visible test's own helper, a
+hard-coded worked example, a fit to a table. Its first line, a comment, says which route it takes;
+its second line declares what it earns, ``# earns <points>: <why>``. The points are 0 unless the
+exercise's text allows the route (the reason says where). Where a rule that closes the route is
+stated but not enforced yet, the line says what it earns now and once the rule lands:
+``# earns <points>, then <points> once <rule> lands: <why>``.
+
+Each file is graded as the copies of ``tests/test_wrong_answers.py`` are (one kernel per
+assignment, model answers in the other cells, hidden blocks in the checker under the
+assignment's own term seed), and must earn what it declares (either number, for a rule still to
+land; once it earns the second, a note says to drop the first): more is a lazy route the tests let
+through. ``pytest -s`` prints each assignment's lazy points: per answer cell the most any of its lazy
+answers earns, summed, out of the assignment's autograded points.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from coursetools.authoring import sources
+from coursetools.authoring.sources import assignments
+from coursetools.common.cells import graded_cells
+from coursetools.common.layout import REPO_ROOT
+
+from course_helpers import answer_files, assignment_term, graded_outcomes
+
+LAZY_ANSWERS = REPO_ROOT / "tests" / "lazy_answers"
+DECLARATION = re.compile(r"# earns (?P<now>\d+(?:\.\d+)?)(?:, then (?P<then>\d+(?:\.\d+)?) once \S.* lands)?: \S.*")
+pytestmark = pytest.mark.slow
+
+
+def declared_points(path: Path) -> tuple[float, float]:
+    """What a lazy answer says it earns (its second line): now, and once the rule it names lands
+    (the same number when it names none)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if len(lines) < 2 or not lines[0].startswith("#") or not (match := DECLARATION.fullmatch(lines[1])):
+        raise ValueError(f"{path.name}: the first line must be a comment naming the route, the second "
+                         f"'# earns <points>: <why>' or '# earns <points>, then <points> once <rule> lands: <why>'; "
+                         f"got {lines[:2]}")
+    return float(match["now"]), float(match["then"] or match["now"])
+
+
+@pytest.mark.parametrize("assignment", [a for a in assignments(REPO_ROOT) if answer_files(LAZY_ANSWERS, a)])
+def test_lazy_answers_earn_what_they_declare(assignment: str):
+    files = answer_files(LAZY_ANSWERS, assignment)
+    declared = {path.name: declared_points(path) for paths in files.values() for path in paths}
+    source = sources.read_text_source(sources.text_source(REPO_ROOT, assignment))
+    points = {cell.grade_id: cell.points for cell in graded_cells(source) if cell.automatic}
+    outcomes = graded_outcomes(assignment, source, files, assignment_term(assignment))
+    earned = {name: sum(points[test] for test, passed in tests.items() if passed) for name, tests in outcomes.items()}
+    by_cell = {cell: max(earned[path.name] for path in paths) for cell, paths in files.items()}
+    print(f"\n{assignment}: lazy answers earn {sum(by_cell.values()):g} of {sum(points.values()):g} autograded points "
+          f"({', '.join(f'{name} {got:g}' for name, got in sorted(earned.items()))})")
+    landed = [name for name, (now, then) in declared.items() if now != then and earned[name] == then]
+    if landed:
+        print(f"{assignment}: the rule each of these names has landed; declare only what it earns now: {landed}")
+    wrong = {name: f"earns {earned[name]:g}, declares {' or '.join(f'{n:g}' for n in sorted(set(declared[name])))}"
+             for name in declared if earned[name] not in declared[name]}
+    assert not wrong, (f"{assignment}: lazy answers that do not earn what they declare (more: a lazy route the "
+                       f"tests let through): {wrong}")
