@@ -313,6 +313,23 @@ def _bomb():
 vars(_bridge)["answer"] = lambda text: _bomb()
 '''
 
+# Issue 49's nesting: every reply to a call twelve million nested lists (24 MB, within the message limit),
+# which the grader once unpickled in full (1.6 GiB) before its depth check refused it.
+NESTS = r'''
+import coursetools.checks.bridge as _bridge
+_bridge_answer = _bridge.answer
+
+
+def _nested(text):
+    return "json:" + "[" * 12_000_000 + "]" * 12_000_000 if '"op":"call"' in text else _bridge_answer(text)
+
+
+vars(_bridge)["answer"] = _nested
+'''
+# Issue 49's expand: one float of storage that claims 512 MiB, which a hidden `.tolist()` once grew to gigabytes.
+EXPANDS = ("if _called_by_tests():\n    return __import__('torch').zeros(1).expand(2**27)\n"
+           "return _model(*args, **kwargs)")
+
 # Issue 40's flood: from the last answer cell, messages of 64 MiB on the bridge's own socket, which the
 # grader used to queue (ZeroMQ's default of 1000 messages) until it read them.
 FLOODS = r'''
@@ -352,6 +369,8 @@ def submissions(solution: nbformat.NotebookNode) -> dict[str, nbformat.NotebookN
         "switches_rules_off": first(wrap_answers(solution, honest), RULES_OFF),
         "inflates_replies": first(wrap_answers(solution, honest), INFLATES),
         "floods_the_socket": last(wrap_answers(solution, honest), FLOODS),
+        "nests_replies": first(wrap_answers(solution, honest), NESTS),
+        "expands_results": wrap_answers(solution, EXPANDS),
         "patches_comparisons": wrap_answers(solution, "if _called_by_tests():\n" + PATCH_COMPARISONS.replace(
             "\n", "\n    ") + "\n    return _corrupt(_model_or_none(_model, args, kwargs), lambda t: t + 1)\n"
                                                       + honest),
@@ -449,7 +468,7 @@ def test_leaks_keep_their_honest_marks(graded, student):
 
 @pytest.mark.parametrize("student", ["hijacks_references", "always_equal", "tensor_subclass", "pickle_result",
                                      "pickle_reply", "patches_comparisons", "redirects_the_checker",
-                                     "switches_rules_off", "inflates_replies"])
+                                     "switches_rules_off", "inflates_replies", "nests_replies", "expands_results"])
 def test_fooling_the_hidden_tests_earns_nothing_for_them(graded, student):
     copy_ = graded[0]
     scores = copy_.scores(student)
@@ -505,7 +524,7 @@ def test_the_grader_connects_nowhere_the_kernel_names(graded):
 @pytest.mark.parametrize("student", ["leaks_history", "leaks_from_inside", "hijacks_references", "always_equal",
                                      "tensor_subclass", "pickle_result", "pickle_reply", "patches_comparisons",
                                      "redirects_the_checker", "switches_rules_off", "inflates_replies",
-                                     "floods_the_socket", "dumps_everything"])
+                                     "floods_the_socket", "nests_replies", "expands_results", "dumps_everything"])
 def test_feedback_holds_no_hidden_line_in_any_encoding(graded, student):
     copy_, secret, _, _ = graded
     page = copy_.course.feedback_page(copy_.assignment, student)

@@ -1,12 +1,13 @@
 """The lint of what hidden blocks do in the checker (coursetools/authoring/hidden_rules.py), on small notebooks
-shaped like the mistakes issue 40 found (ch02's ``globals()`` swap and ch05's borrowed expected values) and
-issue 50's (ch06's ``_generator``, which a later hidden block read from an earlier one's checks)."""
+shaped like the mistakes issue 40 found (ch02's ``globals()`` swap and ch05's borrowed expected values), the one
+issue 49 found (ch07's literal cases, the same every term) and issue 50's (ch06's ``_generator``, which a later
+hidden block read from an earlier one's checks)."""
 
 from __future__ import annotations
 
 from nbformat.v4 import new_code_cell, new_notebook
 
-from coursetools.authoring.hidden_rules import borrowed_expectations, borrowed_hidden_names, hidden_writes
+from coursetools.authoring.hidden_rules import borrowed_expectations, borrowed_hidden_names, fixed_inputs, hidden_writes
 
 
 def _cell(source: str, grade_id: str, *, solution: bool = False, test: bool = False):
@@ -79,10 +80,46 @@ def test_a_hidden_block_reading_what_another_blocks_checks_define_is_refused():
     # a setup's helper whose global another block rebinds
     problems = borrowed_hidden_names(_two_tests("_n = 2\ndef _twice(x):\n    return _n * x\n# END HIDDEN SETUP",
                                                 "_n = 3\nassert measure(_twice(1), 0) == 2"))
-    assert any("binds '_n', which the hidden block of test_second binds again" in p for p in problems), problems
+    assert any("reads '_n', which the hidden block of test_second binds again" in p for p in problems), problems
 
 
 def test_an_earlier_setup_a_locked_import_and_a_blocks_own_names_are_fine():
     shared = "def _twice(x):\n    return 2 * x\n# END HIDDEN SETUP\n_x = 1\nassert measure(_twice(_x), 0) == 2"
     assert borrowed_hidden_names(_two_tests(shared, "_x = 2\nassert measure(_twice(_x), 0) == 4")) == []
     assert borrowed_hidden_names(_two_tests("assert_close(1, 1)", "assert_close(2, 2)")) == []
+    loop = "for _n in (1, 2):\n    pass\n# END HIDDEN SETUP"  # a setup's loop variable, no helper reads it
+    assert borrowed_hidden_names(_two_tests(loop, "_n = 3\nassert measure(_n, 0) == 3")) == []
+
+
+def _fixed(hidden: str) -> list[str]:
+    """What :func:`fixed_inputs` says of the second test (the first one's hidden block is literal on purpose)."""
+    return [problem for problem in fixed_inputs(_notebook(hidden)) if problem.startswith("test_sweep:")]
+
+
+def test_a_hidden_block_with_only_literal_inputs_is_refused():
+    assert [p.split(":")[0] for p in fixed_inputs(_notebook("assert sweep([3]) == [3]"))] == ["test_measure",
+                                                                                              "test_sweep"]
+    for hidden in ("assert sweep([1, 2]) == [1, 2]",
+                   "for _xs in [[1], [2, 3]]:\n    assert sweep(_xs) == _xs",
+                   # term_seed drawn, but only for the reference's data (ch04's chunk_causal_mask, before)
+                   "_g = torch.Generator().manual_seed(term_seed(1))\n_noise = torch.randn(3, generator=_g)\n"
+                   "assert sweep([1, 2]) == [1, 2]",
+                   # the global generator seeded through the term, the arguments literal (ch08's leak_experiment)
+                   "torch.manual_seed(term_seed(98))\nassert sweep([4]) == [4]",
+                   "assert results[0] > 1",  # nothing of the notebook called
+                   "# fixed inputs:\nassert sweep([1]) == [1]"):  # an exemption needs its reason
+        problems = _fixed(hidden)
+        assert problems and "term_seed(n)" in problems[0] and "# fixed inputs: <why>" in problems[0], hidden
+
+
+def test_a_hidden_block_drawing_its_inputs_through_the_term_seed_passes():
+    for hidden in ("import random as _random\n_rng = _random.Random(term_seed(3))\n"
+                   "_xs = [_rng.randint(0, 9) for _ in range(5)]\nassert sweep(_xs) == _xs",
+                   "_g = torch.Generator().manual_seed(term_seed(1))\n"
+                   "for _n in (1, 4):\n    _x = torch.randint(0, 9, (_n,), generator=_g).tolist()\n"
+                   "    assert sweep([3]) == [3] and sweep(_x) == _x",
+                   "torch.manual_seed(term_seed(98))\n_x = torch.randint(0, 9, (4,)).tolist()\nassert sweep(_x) == _x",
+                   "_cases = []\n_cases.append(term_seed(5) % 7)\nassert sweep(_cases) == _cases",
+                   "def _check(n):\n    assert sweep([n]) == [n]\n\n\n_check(term_seed(2) % 9)",
+                   "# fixed inputs: a trend measured on these seeds only\nassert sweep([1]) == [1]"):
+        assert _fixed(hidden) == [], hidden

@@ -49,7 +49,7 @@ from coursetools.checks.names import COMM_TARGET, END_SERVING, ENTRY, READY
 
 POLL = 1.0  # seconds between checks that the kernel is alive while a request waits
 AFTER_INTERRUPT = 5.0  # seconds an interrupted (or ended) serving is given to stop before the checker moves on
-MAX_MESSAGE = wire.MAX_BYTES * 4 // 3 + 64  # a longer reply is refused by ZeroMQ itself (never read into memory)
+MAX_MESSAGE = wire.MAX_TEXT + 64  # a longer reply is refused by ZeroMQ itself (never read into memory)
 QUEUED = 1  # messages ZeroMQ holds for the checker before it reads them (its default, 1000, let a flood pile up)
 BLOCK_BYTES = 4 * MAX_MESSAGE  # what the checker reads from the socket in one hidden block, at most
 

@@ -140,13 +140,15 @@ class Fake:
 
 
 class KernelContext:
-    """A context manager that a locked cell defines, entered in the kernel around each call."""
+    """A context manager that a locked cell defines, entered in the kernel around each call: defined
+    afresh there from ``source`` (its generator function, without the decorator) after the locked
+    cells' other functions (``sources``), and entered without the notebook's ``contextlib``."""
 
-    def __init__(self, rules: Rules, name: str):
-        self.rules, self.name = rules, name
+    def __init__(self, rules: Rules, name: str, source: str, sources: list[str]):
+        self.rules, self.name, self.source, self.sources = rules, name, source, sources
 
     def __call__(self) -> contextlib.AbstractContextManager:
-        return self.rules.active({"kind": "enter", "name": self.name})
+        return self.rules.active({"kind": "enter", "name": self.name, "sources": [*self.sources, self.source]})
 
 
 def by_value(value: Any) -> bool:

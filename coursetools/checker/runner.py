@@ -126,7 +126,10 @@ class Checker:
         tree = parse_cell(source)
         for statement in tree.body if tree else []:
             if isinstance(statement, ast.FunctionDef) and any(is_contextmanager(d) for d in statement.decorator_list):
-                self.namespace[statement.name] = KernelContext(self.rules, statement.name)
+                bare = copy.copy(statement)
+                bare.decorator_list = [d for d in statement.decorator_list if not is_contextmanager(d)]
+                self.namespace[statement.name] = KernelContext(self.rules, statement.name, ast.unparse(bare),
+                                                               self.locked_sources)
                 self.own.add(statement.name)
             elif isinstance(statement, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)) or \
                     self._is_constant(statement):

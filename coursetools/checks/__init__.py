@@ -6,7 +6,7 @@ Every notebook's locked setup cell imports this module, that is *before* any stu
   captured at import (the builtins they use are copied into this module too), explain what is
   wrong, and call :func:`verify_untampered` first;
 * :func:`expect_raises` checks that a block refuses bad input, and never turns tampering into a
-  plain failure.
+  plain failure (a context manager of this module's: ``contextlib`` is the notebook's to replace).
 
 The tamper guard they rely on is :mod:`coursetools.checks.tamper`; its public names
 (:class:`TamperingError`, :func:`verify_untampered`, :func:`forbid`, :func:`refuse`) are imported
@@ -17,8 +17,7 @@ if the module's ``__dict__`` was edited.
 
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Iterator
+from typing import Any
 
 import numpy
 import torch
@@ -164,22 +163,33 @@ def _plain_equal(actual: Any, expected: Any) -> bool:
     return bool(type(expected).__eq__(expected, actual) is True)
 
 
-@contextlib.contextmanager
-def expect_raises(exception: type[BaseException], message: str) -> Iterator[None]:
-    """Fail with an ``AssertionError`` that starts with ``message`` and says what happened instead
-    ("expected ValueError, got RuntimeError: ...", or "..., nothing was raised") unless the block
-    raises ``exception``. Tampering is never turned into a plain failure, and neither is a stub's
-    ``NotImplementedError``: an answer not written yet says so, not "expected ValueError"."""
-    try:
-        yield
-    except exception:
-        return
-    except (TamperingError, NotImplementedError):
-        raise
-    except Exception as error:  # noqa: BLE001 - reported, with its type, as the wrong outcome
-        raise AssertionError(f"{message}: expected {exception.__name__}, got {type(error).__name__}: {error}") \
-            from error
-    raise AssertionError(f"{message}: expected {exception.__name__}, nothing was raised")
+def expect_raises(exception: type[BaseException], message: str) -> _ExpectRaises:
+    """A context manager: fail with an ``AssertionError`` that starts with ``message`` and says what
+    happened instead ("expected ValueError, got RuntimeError: ...", or "..., nothing was raised")
+    unless the block raises ``exception``. Tampering is never turned into a plain failure, and neither
+    is a stub's ``NotImplementedError``: an answer not written yet says so, not "expected ValueError"."""
+    return _ExpectRaises(exception, message)
+
+
+class _ExpectRaises:
+    """What :func:`expect_raises` returns: a class of this module's (watched, as the module is), not
+    ``contextlib``'s, which the notebook can replace."""
+
+    def __init__(self, exception: type[BaseException], message: str) -> None:
+        self.exception, self.message = exception, message
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> bool:
+        expected = self.exception.__name__
+        if kind is None:
+            raise AssertionError(f"{self.message}: expected {expected}, nothing was raised")
+        if issubclass(kind, self.exception):
+            return True
+        if issubclass(kind, (TamperingError, NotImplementedError)) or not issubclass(kind, Exception):
+            return False
+        raise AssertionError(f"{self.message}: expected {expected}, got {kind.__name__}: {error}") from error
 
 
 guard(__name__, tuple(__all__))

@@ -32,7 +32,12 @@ fakes are :mod:`coursetools.checks.handles`, a call under rules and its gradient
 
 A student can replace this module in their kernel: that changes only the answers the checker
 receives, which it treats as untrusted data anyway (and the submission scan reports code that
-reaches into ``sys.modules`` or ``coursetools``).
+reaches into ``sys.modules`` or ``coursetools``). What the kernel's side calls between the checker's
+socket and the student's code is its own, taken before any student code ran: pyzmq's C socket (not
+its Python layer), JSON's and binascii's C functions (:mod:`coursetools.checks.wire`), context
+managers of its own (not ``contextlib``, :mod:`coursetools.checks.managers`); each module is guarded,
+its classes' methods too, so a notebook that replaces ``zmq.Socket.recv_multipart`` records nothing
+of the checker's requests and one that replaces ``contextlib.ExitStack`` switches no rule off.
 """
 
 from __future__ import annotations
@@ -50,6 +55,12 @@ from coursetools.checks.names import COMM_TARGET, END_SERVING, ENTRY, READY
 from coursetools.checks.tamper import TamperingError, guard, verify_untampered
 
 _sockets: dict[str, Any] = {}  # the sockets the checker's requests come on, by the checker's address
+# pyzmq's C socket and its methods, taken before any student code ran: its Python layer (zmq.Socket's
+# send_multipart and recv_multipart, which a notebook can replace to record the checker's requests) is
+# never called; the C type's methods cannot be replaced (it is immutable).
+_Socket, _context = zmq.backend.Socket, zmq.Context.instance()
+_send, _recv, _get, _set, _connect = _Socket.send, _Socket.recv, _Socket.get, _Socket.set, _Socket.connect
+_PAIR, _SNDMORE, _RCVMORE, _LINGER = zmq.PAIR, zmq.SNDMORE, zmq.RCVMORE, zmq.LINGER
 
 
 def answer(text: str) -> str:
@@ -75,23 +86,38 @@ def _serve(data: dict) -> None:
     number and the answer's text."""
     socket = _sockets.get(data["serve"])
     if socket is None or socket.closed:
-        socket = _sockets[data["serve"]] = zmq.Context.instance().socket(zmq.PAIR)
-        socket.linger = 0
-        socket.connect(data["serve"])
-    socket.send_multipart([READY + str(data["number"]).encode(), b""])
+        socket = _sockets[data["serve"]] = _Socket(_context, _PAIR)
+        _set(socket, _LINGER, 0)
+        _connect(socket, data["serve"])
+    _send_frames(socket, [READY + str(data["number"]).encode(), b""])
     handles.channel["entry"] = lambda fake, key: _entry(socket, fake, key)
     while True:
-        frames = socket.recv_multipart()
+        frames = _receive_frames(socket)
         if frames[0] == END_SERVING:
             return
         if len(frames) == 2:
-            socket.send_multipart([frames[0], answer(frames[1].decode("utf-8", errors="replace")).encode()])
+            _send_frames(socket, [frames[0], answer(frames[1].decode("utf-8", errors="replace")).encode()])
+
+
+def _send_frames(socket: Any, frames: list[bytes]) -> None:
+    """One message of ``frames``, through the C socket's own ``send``."""
+    for frame in frames[:-1]:
+        _send(socket, frame, _SNDMORE)
+    _send(socket, frames[-1])
+
+
+def _receive_frames(socket: Any) -> list[bytes]:
+    """The frames of the next message, through the C socket's own ``recv``."""
+    frames = [_recv(socket)]
+    while _get(socket, _RCVMORE):
+        frames.append(_recv(socket))
+    return frames
 
 
 def _entry(socket: Any, fake: int, key: list) -> Any:
     """Ask the checker for the entry ``key`` of the table of its fake ``fake``, while a call waits."""
-    socket.send_multipart([ENTRY, wire.to_text({"id": fake, "key": key}).encode()])
-    frames = socket.recv_multipart()
+    _send_frames(socket, [ENTRY, wire.to_text({"id": fake, "key": key}).encode()])
+    frames = _receive_frames(socket)
     if frames[0] != ENTRY:
         raise RuntimeError("the checker did not answer a fake's question")
     reply = wire.from_text(frames[1].decode("utf-8", errors="replace"))

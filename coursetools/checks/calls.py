@@ -1,51 +1,64 @@
 """A call of student code for the checker, in the kernel: under the rules the checker names, its
 printed output dropped, its tensor inputs kept as leaves of a graph when the checker differentiates
 through it (:func:`backward` answers for their gradients).
+
+Nothing here goes through a module the notebook can replace (``contextlib``'s ``ExitStack``,
+``redirect_stdout`` and ``contextmanager``, ``torch.set_grad_enabled``'s Python class): its context
+managers are its own, and the classes it calls were taken when it was imported, before any student
+code ran; the module is guarded, its classes' methods too (:func:`coursetools.checks.tamper.guard`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import types
 from typing import Any
 
 import torch
 
 from coursetools.checks import handles, wire
+from coursetools.checks.managers import Generated, GradMode, Nested, Quiet
 from coursetools.checks.tamper import forbid, refuse, verify_untampered
 
 _autograd_grad = torch.autograd.grad
-_set_grad_enabled = torch.set_grad_enabled
+_GeneratorType = types.GeneratorType
 _MODULE_ITERATORS = {getattr(torch.nn.Module, name) for name in
                      ("parameters", "named_parameters", "buffers", "named_buffers", "children",
                       "named_children", "modules", "named_modules")}
 graphs: dict[int, tuple[list[torch.Tensor], list[torch.Tensor]]] = {}  # graph id -> (leaves, outputs)
 
 
-def _rule(rule: dict) -> contextlib.AbstractContextManager:
+def _rule(rule: dict) -> Any:
+    """The context manager of one rule the checker sent."""
     if rule["kind"] == "forbid":
         return forbid(*(handles.qualified(target) for target in rule["targets"]))
     if rule["kind"] == "refuse":
         return refuse(handles.qualified(rule["owner"]), tuple(rule["names"]), rule["message"])
     if rule["kind"] == "substitute":
-        return _substituted(rule["name"], handles.imported(rule["value"], []))
-    return handles.notebook_names()[rule["name"]]()  # "enter": a context manager the locked cells define
+        return _Substituted(rule["name"], handles.imported(rule["value"], []))
+    # "enter": a context manager the locked cells define, defined afresh from their visible source
+    return Generated(handles.locked_generator(rule["name"], rule["sources"])())
 
 
-@contextlib.contextmanager
-def _substituted(name: str, value: Any) -> Any:
-    namespace = handles.notebook_names()
-    missing = object()
-    saved = namespace.get(name, missing)
-    namespace[name] = value
-    try:
-        yield
-    finally:
-        if saved is missing:
-            namespace.pop(name, None)
+class _Substituted:
+    """While entered, the notebook's ``name`` is ``value``; what it was comes back after."""
+
+    _MISSING = object()
+
+    def __init__(self, name: str, value: Any) -> None:
+        self.name, self.value, self.saved = name, value, self._MISSING
+
+    def __enter__(self) -> None:
+        namespace = handles.notebook_names()
+        self.saved = namespace.get(self.name, self._MISSING)
+        namespace[self.name] = self.value
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> bool:
+        namespace = handles.notebook_names()
+        if self.saved is self._MISSING:
+            namespace.pop(self.name, None)
         else:
-            namespace[name] = saved
+            namespace[self.name] = self.saved
+        return False
 
 
 def call(request: dict) -> dict:
@@ -54,14 +67,10 @@ def call(request: dict) -> dict:
     leaves = _leaves([args, kwargs]) if request["grad"] else []
     passed: list = []
     args, kwargs = handles.imported(args, passed), handles.imported(kwargs, passed)
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
-        stack.enter_context(contextlib.redirect_stderr(io.StringIO()))
-        stack.enter_context(_set_grad_enabled(bool(request["grad"] or request["grad_enabled"])))
-        for rule in request["rules"]:
-            stack.enter_context(_rule(rule))
+    with Nested([Quiet(), GradMode(bool(request["grad"] or request["grad_enabled"])),
+                 *(_rule(rule) for rule in request["rules"])]):
         result = function(*args, **kwargs)
-        if isinstance(result, types.GeneratorType) and getattr(function, "__func__", None) in _MODULE_ITERATORS:
+        if isinstance(result, _GeneratorType) and getattr(function, "__func__", None) in _MODULE_ITERATORS:
             result = list(result)  # model.parameters() and the like
     if request["rules"]:  # the rules swapped functions in and out: check they are back (else at ``reset``)
         verify_untampered()
@@ -94,7 +103,7 @@ def backward(request: dict) -> list:
     pairs = [(o, g) for o, g in zip(outputs, request["grads"]) if g is not None and o.requires_grad]
     if not leaves or not pairs:
         return [None] * len(leaves)
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    with Quiet():
         grads = _autograd_grad([o for o, _ in pairs], leaves, [g for _, g in pairs], retain_graph=True,
                                allow_unused=True)
     return [None if g is None else handles.exported(g.detach()) for g in grads]

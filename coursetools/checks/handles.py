@@ -9,7 +9,7 @@ student code returned into plain data (:mod:`coursetools.checks.wire`), handles 
 
 from __future__ import annotations
 
-import base64
+import binascii
 import importlib
 import io
 import pickle
@@ -24,6 +24,7 @@ from coursetools.checks import wire
 from coursetools.checks.names import LOCKED_MODULE
 
 _Module = torch.nn.Module
+_FunctionType, _b64decode = types.FunctionType, binascii.a2b_base64  # taken before any student code ran
 handles: dict[int, Any] = {}  # handle id -> object
 handle_of: dict[int, int] = {}  # id(object) -> handle id
 channel: dict[str, Any] = {}  # "entry": how a fake asks the checker for an entry (set by the bridge)
@@ -95,6 +96,15 @@ def locked_function(name: str, sources: list[str]) -> Any:
     return namespace[name]
 
 
+def locked_generator(name: str, sources: list[str]) -> Any:
+    """The generator function of a locked cell's ``@contextmanager`` ``name``, whose source comes last
+    in ``sources`` without its decorator: defined afresh as :func:`locked_function` does, with the
+    notebook's names as its globals (what it rebinds with ``global`` is the notebook's). The kernel
+    enters it without ``contextlib`` (:class:`coursetools.checks.managers.Generated`)."""
+    function = locked_function(name, sources)
+    return _FunctionType(function.__code__, notebook_names(), name, function.__defaults__, function.__closure__)
+
+
 class _Unpickler(pickle.Unpickler):
     """Unpickles what the checker passes by value; a locked cell's class is defined afresh."""
 
@@ -139,7 +149,7 @@ def imported(value: Any, passed: list) -> Any:
             passed.append(generator)
             return generator
         if kind == "pickled":  # by the checker (trusted): a library module, a locked class's instance
-            found = _Unpickler(io.BytesIO(base64.b64decode(value["data"])), value["sources"]).load()
+            found = _Unpickler(io.BytesIO(_b64decode(value["data"])), value["sources"]).load()
             passed.append(found)
             return found
         if kind == "fake":

@@ -29,14 +29,13 @@ input transformers) is visible in the submitted source; ``coursetools.grading.au
 from __future__ import annotations
 
 import builtins
-import contextlib
 import importlib
 import inspect
 import os
 import pkgutil
 import sys
 import types
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy
 import numpy.testing
@@ -48,6 +47,7 @@ import torch.testing
 from torch.overrides import TorchFunctionMode
 
 import transformer_lib
+from coursetools.checks.managers import Nested, Replaced
 
 __all__ = ["TamperingError", "verify_untampered", "forbid", "refuse", "guard"]
 
@@ -235,22 +235,30 @@ def _raiser_code(message: str, template: types.CodeType) -> types.CodeType:
     return inner.__code__.replace(co_freevars=freevars) if freevars else inner.__code__
 
 
-@contextlib.contextmanager
-def _swapped(targets: list[types.FunctionType], message: str) -> Iterator[None]:
-    """While the block runs, each Python function of ``targets`` raises ``RuntimeError(message)``:
-    its code is swapped, so a reference taken before the block is caught too."""
-    swapped: list[tuple[types.FunctionType, types.CodeType]] = []
-    try:
-        for target in targets:
-            original = target.__code__
-            target.__code__ = _raiser_code(message, original)
-            _SNAPSHOT.allowed_codes[id(target)] = target.__code__
-            swapped.append((target, original))
-        yield
-    finally:
-        for target, original in reversed(swapped):
+class _Swapped:
+    """While entered, each Python function of ``targets`` (pairs of a function and its message) raises
+    ``RuntimeError(message)``: its code is swapped, so a reference taken before is caught too."""
+
+    def __init__(self, targets: list[tuple[types.FunctionType, str]]) -> None:
+        self.targets, self.swapped = targets, []
+
+    def __enter__(self) -> None:
+        try:
+            for target, message in self.targets:
+                original = target.__code__
+                target.__code__ = _raiser_code(message, original)
+                _SNAPSHOT.allowed_codes[id(target)] = target.__code__
+                self.swapped.append((target, original))
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> bool:
+        while self.swapped:
+            target, original = self.swapped.pop()
             target.__code__ = original
             _SNAPSHOT.allowed_codes.pop(id(target), None)
+        return False
 
 
 def _forbid_targets(reference: Callable[..., Any]) -> tuple[list[types.FunctionType], str]:
@@ -269,21 +277,21 @@ def _forbid_targets(reference: Callable[..., Any]) -> tuple[list[types.FunctionT
     return targets, label
 
 
-@contextlib.contextmanager
-def forbid(*references: Callable[..., Any]) -> Iterator[None]:
-    """While the block runs, calling any of ``references`` raises ``RuntimeError``.
+def forbid(*references: Callable[..., Any]) -> Nested:
+    """A context manager: while its block runs, calling any of ``references`` raises ``RuntimeError``.
 
     ``references`` are Python functions (their code is swapped, so references the student took
     earlier are caught too; a decorated function's inner function too) or classes (their
     ``forward``/``__call__`` is swapped). Builtin torch functions have no code to swap: pass
     the Python modules that wrap them, or use :func:`refuse`.
     """
-    with contextlib.ExitStack() as stack:
-        for reference in references:
-            targets, label = _forbid_targets(reference)
-            stack.enter_context(_swapped(targets, f"this exercise asks you to write it yourself: your solution "
-                                                  f"called {label}, the library's reference implementation"))
-        yield
+    pairs = []
+    for reference in references:
+        targets, label = _forbid_targets(reference)
+        message = (f"this exercise asks you to write it yourself: your solution called {label}, the library's "
+                   "reference implementation")
+        pairs += [(target, message) for target in targets]
+    return Nested([_Swapped(pairs)])
 
 
 class _Refusing(TorchFunctionMode):
@@ -302,10 +310,9 @@ class _Refusing(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
-@contextlib.contextmanager
-def refuse(owner: Any, names: str | tuple[str, ...], message: str) -> Iterator[None]:
-    """While the block runs, ``owner.<name>`` raises ``RuntimeError(message)`` for each of ``names``,
-    however the notebook reaches it (a reference taken earlier too).
+def refuse(owner: Any, names: str | tuple[str, ...], message: str) -> Nested:
+    """A context manager: while its block runs, ``owner.<name>`` raises ``RuntimeError(message)`` for
+    each of ``names``, however the notebook reaches it (a reference taken earlier too).
 
     A Python function (``torch.autograd.grad``, ``torch.Tensor.backward``) has its code swapped, as
     :func:`forbid` does; a C builtin such as ``torch.rnn_tanh_cell`` or
@@ -317,22 +324,15 @@ def refuse(owner: Any, names: str | tuple[str, ...], message: str) -> Iterator[N
     saved = [(name, getattr(owner, name)) for name in names]
     functions = [value for _, value in saved if inspect.isfunction(value)]
     torch_builtins = [value for _, value in saved if _is_torch_builtin(value)]
-    replaced = [(name, value) for name, value in saved if value not in functions and value not in torch_builtins]
+    replaced = [name for name, value in saved if value not in functions and value not in torch_builtins]
 
     def refused(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(message)
 
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(_swapped(functions, message))
-        if torch_builtins:
-            stack.enter_context(_Refusing(torch_builtins, message))
-        try:
-            for name, _ in replaced:  # anything else (a class such as torch.enable_grad): the attribute
-                setattr(owner, name, refused)
-            yield
-        finally:
-            for name, value in replaced:
-                setattr(owner, name, value)
+    managers = [_Swapped([(function, message) for function in functions])]
+    if torch_builtins:
+        managers.append(_Refusing(torch_builtins, message))
+    return Nested([*managers, Replaced(owner, replaced, refused)])
 
 
 def _is_torch_builtin(value: Any) -> bool:
@@ -375,6 +375,8 @@ def guard(module_name: str, public: tuple[str, ...]) -> None:
         raise TamperingError(f"{module_name} is guarded already: its snapshot cannot be taken again")
     _PROTECTED[id(module)] = {name: vars(module)[name] for name in public}
     _SNAPSHOT.watch([module], private=True)
+    _SNAPSHOT.watch([value for value in vars(module).values()  # its classes' methods, its context managers'
+                     if inspect.isclass(value) and value.__module__ == module_name])
     _GUARDED[module_name] = module
     module.__class__ = _GuardedModule
 
@@ -382,3 +384,4 @@ def guard(module_name: str, public: tuple[str, ...]) -> None:
 _SNAPSHOT = _Snapshot([builtins, *_WATCHED_MODULES, *_WATCHED_CLASSES, *_library_owners(), _GuardedModule,
                       _Refusing, TorchFunctionMode])
 guard(__name__, tuple(__all__))
+guard(Nested.__module__, ())  # coursetools.checks.managers
