@@ -1,11 +1,12 @@
 """The lint of what hidden blocks do in the checker (coursetools/authoring/hidden_rules.py), on small notebooks
-shaped like the two mistakes issue 40 found: ch02's ``globals()`` swap and ch05's borrowed expected values."""
+shaped like the two mistakes issue 40 found: ch02's ``globals()`` swap and ch05's borrowed expected values, and the
+one issue 49 found: ch07's literal cases, the same every term."""
 
 from __future__ import annotations
 
 from nbformat.v4 import new_code_cell, new_notebook
 
-from coursetools.authoring.hidden_rules import borrowed_expectations, hidden_writes
+from coursetools.authoring.hidden_rules import borrowed_expectations, fixed_inputs, hidden_writes
 
 
 def _cell(source: str, grade_id: str, *, solution: bool = False, test: bool = False):
@@ -46,3 +47,37 @@ def test_an_expected_value_from_another_exercises_answer_is_refused():
                    "assert_equal(sweep([2, 3]), sweep([2]) + sweep([3]))",  # a property of the answer under test
                    "_want = [abs(2 - 0)]\nassert_equal(sweep([2]), _want)"):
         assert borrowed_expectations(_notebook(hidden)) == [], hidden
+
+
+def _fixed(hidden: str) -> list[str]:
+    """What :func:`fixed_inputs` says of the second test (the first one's hidden block is literal on purpose)."""
+    return [problem for problem in fixed_inputs(_notebook(hidden)) if problem.startswith("test_sweep:")]
+
+
+def test_a_hidden_block_with_only_literal_inputs_is_refused():
+    assert [p.split(":")[0] for p in fixed_inputs(_notebook("assert sweep([3]) == [3]"))] == ["test_measure",
+                                                                                              "test_sweep"]
+    for hidden in ("assert sweep([1, 2]) == [1, 2]",
+                   "for _xs in [[1], [2, 3]]:\n    assert sweep(_xs) == _xs",
+                   # term_seed drawn, but only for the reference's data (ch04's chunk_causal_mask, before)
+                   "_g = torch.Generator().manual_seed(term_seed(1))\n_noise = torch.randn(3, generator=_g)\n"
+                   "assert sweep([1, 2]) == [1, 2]",
+                   # the global generator seeded through the term, the arguments literal (ch08's leak_experiment)
+                   "torch.manual_seed(term_seed(98))\nassert sweep([4]) == [4]",
+                   "assert results[0] > 1",  # nothing of the notebook called
+                   "# fixed inputs:\nassert sweep([1]) == [1]"):  # an exemption needs its reason
+        problems = _fixed(hidden)
+        assert problems and "term_seed(n)" in problems[0] and "# fixed inputs: <why>" in problems[0], hidden
+
+
+def test_a_hidden_block_drawing_its_inputs_through_the_term_seed_passes():
+    for hidden in ("import random as _random\n_rng = _random.Random(term_seed(3))\n"
+                   "_xs = [_rng.randint(0, 9) for _ in range(5)]\nassert sweep(_xs) == _xs",
+                   "_g = torch.Generator().manual_seed(term_seed(1))\n"
+                   "for _n in (1, 4):\n    _x = torch.randint(0, 9, (_n,), generator=_g).tolist()\n"
+                   "    assert sweep([3]) == [3] and sweep(_x) == _x",
+                   "torch.manual_seed(term_seed(98))\n_x = torch.randint(0, 9, (4,)).tolist()\nassert sweep(_x) == _x",
+                   "_cases = []\n_cases.append(term_seed(5) % 7)\nassert sweep(_cases) == _cases",
+                   "def _check(n):\n    assert sweep([n]) == [n]\n\n\n_check(term_seed(2) % 9)",
+                   "# fixed inputs: a trend measured on these seeds only\nassert sweep([1]) == [1]"):
+        assert _fixed(hidden) == [], hidden

@@ -12,12 +12,20 @@ forgetting it, each found here without running anything:
 * :func:`borrowed_expectations`: an expected value computed by another exercise's answer (ch05's
   sweep once took its expected errors from the student's own ``relative_output_error``: a sweep
   that invented numbers, with a measure that agreed, earned the point). A comparison of an
-  answer's results with each other (a property: equivariance, padding changes nothing) is fine.
+  answer's results with each other (a property: equivariance, padding changes nothing) is fine;
+* :func:`fixed_inputs`: a hidden block whose calls of the notebook's code take only inputs written in
+  it, the same every term: a class that records them in one term can hand the next a lookup table
+  (ch07's ``layer_gradient_norms`` once had five literal cases). At least one call must take an input
+  drawn through ``term_seed(n)`` (:mod:`coursetools.checker.term`): a value computed from it, a
+  generator or ``random.Random`` seeded with it, a draw after ``torch.manual_seed(term_seed(n))``. The
+  rare block whose inputs must stay as written (a trend that holds only for the seeds checked) says
+  why in a line ``# fixed inputs: <why>``.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 
 from nbformat.notebooknode import NotebookNode
 
@@ -25,6 +33,13 @@ from coursetools.common.cells import nbgrader_meta
 from coursetools.common.hidden import split_hidden
 
 COMPARISONS = ("assert_close", "assert_equal")  # coursetools.checks' comparisons: (actual, expected, ...)
+TERM_SEED = "term_seed"
+FIXED_INPUTS = re.compile(r"^[ \t]*# fixed inputs:[ \t]*(?P<why>\S.*)$", re.MULTILINE)
+# draws from a global generator: drawn through the term once it is seeded with torch.manual_seed(term_seed(n))
+GLOBAL_DRAWS = {"rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal",
+                "bernoulli", "multinomial", "normal_", "uniform_", "random_", "shuffle", "choice", "sample",
+                "random", "randrange", "uniform", "gauss"}
+GLOBAL_SEEDS = {"manual_seed", "seed"}
 
 
 def _top_level_bindings(source: str, kinds: tuple[type, ...]) -> set[str]:
@@ -182,3 +197,107 @@ def _derived_from(expression: ast.expr, sources: dict[str, set[str]], answers: s
             if node.id in answers:
                 found.add(node.id)
     return found
+
+
+def fixed_inputs(nb: NotebookNode) -> list[str]:
+    """Hidden blocks none of whose calls of the notebook's code takes an input drawn through ``term_seed``,
+    without a ``# fixed inputs: <why>`` line (see the module's docstring). The blocks are read in order, as the
+    checker runs them: a helper or a generator an earlier block defined serves the later ones."""
+    problems = []
+    drawn: dict[str, set[str]] = {TERM_SEED: {TERM_SEED}}
+    helpers: set[str] = set()  # functions of hidden blocks that call the notebook's code
+    for cell, _, answers in _answers_by_exercise(nb):
+        tree = _hidden_tree(cell)
+        if tree is None:
+            continue
+        drawn = _drawn_names(tree, drawn)
+        helpers |= {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+                    and _requests(node, answers | helpers)}
+        requests = _requests(tree, answers | helpers)
+        if FIXED_INPUTS.search("\n".join(split_hidden(cell.source)[1])) or any(
+                _derived_from(argument, drawn) for call in requests for argument in [call.func, *_inputs(call)]):
+            continue
+        called = sorted({ast.unparse(call.func) for call in requests}) or ["nothing of the notebook"]
+        problems.append(f"{nbgrader_meta(cell).get('grade_id', '?')}: the hidden block calls {', '.join(called)} "
+                        "only with inputs written in it, the same every term (a lookup table recorded in one "
+                        "term answers the next): draw them through term_seed(n), or say why they must stay "
+                        "fixed in a line '# fixed inputs: <why>'")
+    return problems
+
+
+def fixed_input_reasons(nb: NotebookNode) -> list[str]:
+    """The hidden blocks whose inputs stay as written, each with its reason (``# fixed inputs: <why>``), as lines."""
+    return [f"{nbgrader_meta(cell).get('grade_id', '?')}: fixed inputs: {match['why'].strip()}"
+            for cell in nb.cells if cell.cell_type == "code" and nbgrader_meta(cell).get("grade")
+            for match in FIXED_INPUTS.finditer("\n".join(split_hidden(cell.source)[1]))]
+
+
+def _inputs(call: ast.Call) -> list[ast.expr]:
+    """What a call gives the code it calls: its arguments, and the object whose method it is."""
+    receiver = [call.func.value] if isinstance(call.func, ast.Attribute) else []
+    return [*call.args, *(keyword.value for keyword in call.keywords), *receiver]
+
+
+def _requests(tree: ast.AST, answers: set[str]) -> list[ast.Call]:
+    """The calls in ``tree`` that reach the notebook's code: of an answer (or a helper calling one), or of what
+    one returned."""
+    returned = {name for name, came_from in _answer_sources(tree, answers).items() if came_from}
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and (root := _root_name(node.func)) is not None and (root in answers or root in returned)]
+
+
+def _root_name(expression: ast.expr) -> str | None:
+    while isinstance(expression, (ast.Attribute, ast.Subscript, ast.Call)):
+        expression = expression.func if isinstance(expression, ast.Call) else expression.value
+    return expression.id if isinstance(expression, ast.Name) else None
+
+
+def _drawn_names(tree: ast.Module, known: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Name -> {"term_seed"} for each name whose value is drawn through the term seed: computed from
+    ``term_seed(...)`` or from such a name, a loop variable over one, a parameter of a local function given
+    one, a local function that reads one; after ``torch.manual_seed(term_seed(n))`` (or ``random.seed``), a draw
+    from the global generator. ``known``: those of the blocks before. Found again until nothing changes
+    (over-approximate, as a lint may), a name the block binds itself judged by the block alone."""
+    bound = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    bound |= {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    bound |= {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}
+    drawn = {name: came_from for name, came_from in known.items() if name not in bound}
+    variables = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    functions = {node.name: node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    seeded = any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in GLOBAL_SEEDS
+                 and isinstance(node.func.value, ast.Name) and any(_derived_from(a, drawn) for a in node.args)
+                 for node in ast.walk(tree))  # torch.manual_seed(term_seed(n)), random.seed(...): not a Generator's
+
+    def is_drawn(expression: ast.AST) -> bool:
+        return bool(_derived_from(expression, drawn)) or seeded and any(
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in GLOBAL_DRAWS
+            for node in ast.walk(expression))
+
+    changed = True
+    while changed:
+        before = len(drawn)
+        for node in ast.walk(tree):
+            found: set[str] = set()
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None \
+                    and is_drawn(node.value):
+                found = _bound_names(node)
+            elif isinstance(node, (ast.For, ast.comprehension)) and is_drawn(node.iter):
+                found = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+            elif isinstance(node, ast.FunctionDef) and any(is_drawn(statement) for statement in node.body):
+                found = {node.name}
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions \
+                    and any(is_drawn(argument) for argument in _inputs(node)):
+                found = {argument.arg for argument in ast.walk(functions[node.func.id].args)
+                         if isinstance(argument, ast.arg)}
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id in variables and any(
+                    is_drawn(argument) for argument in [*node.args, *(k.value for k in node.keywords)]):
+                found = {node.func.value.id}  # parts.append(drawn): parts holds a draw
+            if isinstance(node, (ast.Assign, ast.AugAssign)) and is_drawn(node.value):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found |= {_root_name(target) for target in targets
+                          if isinstance(target, (ast.Subscript, ast.Attribute))} & variables  # x[0] = drawn
+            for name in found - set(drawn):
+                drawn[name] = {TERM_SEED}
+        changed = len(drawn) != before
+    return drawn

@@ -30,7 +30,8 @@ prints one line per problem and exits 1 when there is any. Rules, for every sour
 * what hidden blocks may do in the checker (:mod:`coursetools.authoring.hidden_rules`): no locked cell
   binds an answer's name; no hidden block writes the checker's namespace for the kernel
   (``globals()[...] = ...``, binding an answer's name: ``substitute`` does that); no expected value
-  comes from another exercise's answer;
+  comes from another exercise's answer; some call of the notebook's code in each hidden block takes an input
+  drawn through ``term_seed`` unless the block says why not (``# fixed inputs: <why>``: printed, not counted);
 * every exercise is fair (:mod:`coursetools.authoring.fairness`): each hidden block declares the kinds it
   checks (``# checks: value; edge <detail>; ...``) and a visible test of the same exercise shows
   each of them; what a hidden block refuses or forbids, a visible test refuses too; the errors it
@@ -56,7 +57,14 @@ from nbformat.notebooknode import NotebookNode
 from coursetools.authoring import sources
 from coursetools.authoring.fairness import DECLARATION, check_fairness, hidden_only_reasons, lookup
 from coursetools.authoring.grading_rules import INCLUDE_RULES
-from coursetools.authoring.hidden_rules import borrowed_expectations, hidden_writes, shadowed_answers
+from coursetools.authoring.hidden_rules import (
+    borrowed_expectations,
+    fixed_input_reasons,
+    fixed_inputs,
+    hidden_writes,
+    shadowed_answers,
+)
+from coursetools.common.allowlist import may_use_problems, parse_may_use
 from coursetools.common.cells import is_autograded_test, nbgrader_meta
 from coursetools.common.hidden import (
     BEGIN_SOLUTION,
@@ -278,7 +286,9 @@ def check_names(nb: NotebookNode, page: Path) -> list[str]:
                 if not resolves(name)]
     page_code = _page_code(page)
     own = set().union(*(_code_names(c.source) for c in nb.cells if c.cell_type == "code"))
-    known = _findable_names() | own | set().union(*map(_code_names, page_code))
+    known = _findable_names() | own | set().union(*map(_code_names, page_code)) | set(sys.stdlib_module_names)
+    known |= {part for c in nb.cells if c.cell_type == "markdown" and (allowed := parse_may_use(c.source))
+              for name in allowed.refused for part in name.split(".")}  # what a May-use line refuses (`peft`)
     written = {m["name"] for c in nb.cells if c.cell_type == "markdown" for m in _BACKTICKED.finditer(c.source)}
     problems += [f"the text names `{name}`, which neither the library, torch, {page.name} nor the notebook's "
                  "code defines" for name in sorted(written - known)]
@@ -349,7 +359,7 @@ def lint(assignment: str, course_root: Path = REPO_ROOT) -> list[str]:
     nb = sources.read_text_source(sources.text_source(course_root, assignment))
     problems = (lint_notebook(nb) + check_names(nb, course_root / "book" / f"{assignment}.md")
                 + rounded_tolerance_messages(nb) + check_fairness(nb) + shadowed_answers(nb)
-                + hidden_writes(nb) + borrowed_expectations(nb))
+                + hidden_writes(nb) + borrowed_expectations(nb) + fixed_inputs(nb) + may_use_problems(nb))
     return [f"{assignment}: {problem}" for problem in problems]
 
 
@@ -361,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     problems = [p for a in chosen for p in lint(a)]
     for assignment in chosen:  # the surprises allowed on purpose, and why (coursetools.devtools.surprises)
         nb = sources.read_text_source(sources.text_source(REPO_ROOT, assignment))
-        print("".join(f"{assignment}: {line}\n" for line in hidden_only_reasons(nb)), end="")
+        print("".join(f"{assignment}: {line}\n" for line in hidden_only_reasons(nb) + fixed_input_reasons(nb)), end="")
     print("\n".join(problems) if problems else "no problems found")
     return 1 if problems else 0
 
