@@ -19,6 +19,7 @@ from nbgrader.utils import compute_checksum
 
 from coursetools.authoring.lint import lint_notebook
 from coursetools.cli import not_ok
+from coursetools.common.allowlist import Allowed, allow_lists, answer_test_cells, may_use_problems
 from coursetools.common.cells import GradedCell, graded_cells
 from coursetools.common.hidden import (
     HIDDEN_PLACEHOLDER,
@@ -35,7 +36,9 @@ from coursetools.common.layout import REPO_ROOT, Course, course_directory
 from coursetools.grading.nbgrader_plugins import HideHiddenTests
 from coursetools.grading.outcomes import (
     CELL_TIMED_OUT,
+    CLEARED,
     HAND_GRADE_AGAIN,
+    KEPT,
     KERNEL_DIED,
     MANUAL,
     MISSING,
@@ -48,9 +51,11 @@ from coursetools.grading.outcomes import (
     explained_log,
     grading_fingerprint,
     last_error_line,
+    reviewed,
     tampering_seen_by_tests,
 )
-from coursetools.grading.scan import locked_cell_changes, rule_targets, suspicious_code
+from coursetools.grading.pyscan import submission_findings
+from coursetools.grading.scan import locked_cell_changes
 from coursetools.grading.state import REVIEWS
 from coursetools.reports.exports import ClassTable, class_row, csv_rows, lateness, write_csv
 from coursetools.reports.report import ExerciseStats, exercise_stats, histogram_svg, render
@@ -113,29 +118,46 @@ def test_changing_a_locked_cells_points_is_an_edit():
     assert locked_cell_changes(tiny_release(), submission) == ["edited locked cell test_add"]
 
 
+def findings(*args) -> list[str]:
+    """The scan's findings on a submission, as the grader's details write them."""
+    return [str(finding) for finding in submission_findings(*args)]
+
+
+MACHINE = "the kernel's or the checker's machinery"
+NOT_MINE = "a module the notebook did not create"
+
+
 @pytest.mark.parametrize("code, finding", [
-    ("import torch\ntorch.allclose = lambda *a, **k: True", "assigns to torch.allclose"),
-    ("import torch.testing as tt\ntt.assert_close = print", "assigns to tt.assert_close"),
-    ("import torch\ndel torch.equal", "assigns to torch.equal"),
-    ("import sys\nsys.modules['torch'] = None", "uses sys.modules"),
-    ("def add(a, b):\n    return a + b\nadd.__code__ = (lambda a, b: 0).__code__", "uses __code__"),
-    ("import ctypes", "imports ctypes"),
-    ("from importlib import reload", "imports from importlib"),
-    ("from coursetools import checks", "imports from coursetools"),
-    ("verify_untampered = lambda: None", "uses verify_untampered"),
-    ("eval('1 + 1')", "uses eval"),
-    ("setattr(object, 'x', 1)", "uses setattr"),
-    ("get_ipython().events.register('pre_run_cell', print)", "uses get_ipython"),
+    ("import torch\ntorch.allclose = lambda *a, **k: True",
+     f"add, line 2: writes to torch.allclose, in torch, {NOT_MINE}"),
+    ("import torch.testing as tt\ntt.assert_close = print",
+     f"add, line 2: writes to tt.assert_close, in torch, {NOT_MINE}"),
+    ("import torch\ndel torch.equal", f"add, line 2: writes to torch.equal, in torch, {NOT_MINE}"),
+    ("import sys\nsys.modules['torch'] = None", f"add, line 2: uses sys.modules, {MACHINE}"),
+    ("def add(a, b):\n    return a + b\nadd.__code__ = (lambda a, b: 0).__code__",
+     "add, line 3: reads .__code__, the interpreter's insides"),
+    ("import ctypes", f"add, line 1: imports ctypes, {MACHINE}"),
+    ("from coursetools import checks", f"add, line 1: imports coursetools.checks, {MACHINE}"),
+    ("verify_untampered = lambda: None", None),  # not imported by the given cells here: an ordinary name
+    ("assert_close = lambda *a, **k: None", "add, line 1: rebinds assert_close, which the given cells import from the "
+                                            "course's checks"),
+    ("eval('1 + 1')", "add, line 1: uses eval, whose code the scan cannot read"),
+    ("import math\nsetattr(math, 'pi', 3)", f"add, line 2: setattr on math, {NOT_MINE}"),
+    ("get_ipython().events.register('pre_run_cell', print)",
+     f"add, line 1: uses builtins.get_ipython, {MACHINE}"),
     # issue 40's way to the bridge: IPython's comm targets, names built from strings
     ("import IPython\nshell = getattr(IPython, 'get_' + 'ipython')()",
-     "uses getattr with a name computed at run time"),
-    ("def f(g):\n    return g.kernel.comm_manager.targets", "uses comm_manager"),
-    ("name = '__glob' + 'als__'", "builds a dunder name from the string '__glob'"),
-    ("import torch\nwith torch._C.DisableTorchFunction():\n    pass", "uses DisableTorchFunction"),
-    ("import sys\nframe = sys._getframe(1)", "uses _getframe"),
+     "add, line 2: getattr on IPython with a name computed at run time"),
+    ("def f(g):\n    return g.kernel.comm_manager.targets",
+     "add, line 2: reads .comm_manager, the interpreter's insides"),
+    ("import sys\nframe = sys._getframe(1)", f"add, line 2: uses sys._getframe, {MACHINE}"),
+    ("import inspect as i\nf = i.currentframe()", f"add, line 2: uses inspect.currentframe, {MACHINE}"),
+    ("import gc\nx = gc.get_referents(print)", f"add, line 2: uses gc.get_referents, {MACHINE}"),
+    ("globals()['add'] = print", "add, line 1: rebinds a name through the namespace's dictionary"),
 ])
-def test_each_suspicious_pattern_is_flagged(code, finding):
-    assert finding in suspicious_code(tiny_release(), answered_with(code))
+def test_each_way_to_the_machinery_is_flagged_with_its_line(code, finding):
+    found = findings(tiny_release(), answered_with(code))
+    assert finding in found if finding else found == []
 
 
 @pytest.mark.parametrize("code", [
@@ -147,31 +169,72 @@ def test_each_suspicious_pattern_is_flagged(code, finding):
     'class Add(object):\n    """Calls super().__init__() first."""\n\n    def __init__(self):\n'
     '        super().__init__()',
     "def add(a, b):\n    print('_' * 20, '____')\n    return getattr(a, 'real') + b",
+    # issue 49's honest answers the word scan flagged
+    "import re\npattern = re.compile('a+')\n\ndef add(model, b):\n    model.eval()\n    return b",
+    "def add(a, b):\n    if not hasattr(a, '__len__'):\n"
+    "        raise TypeError(f'{a.__class__.__name__}: see __init__')\n    return vars()",
+    "import gc\nimport operator\n\ndef add(a, b):\n    gc.collect()\n    return operator.attrgetter('real')(a) + b",
+    "def add(bits, b):\n    return getattr(torch, f'complex{bits}')\n\nif __name__ == '__main__':\n    add(64, 0)",
 ])
 def test_innocent_code_is_not_flagged(code):
-    assert suspicious_code(tiny_release(), answered_with(code)) == []
+    assert findings(tiny_release(), answered_with(code)) == []
 
 
-def test_a_function_the_exercise_refuses_is_flagged_in_its_answer_cells_only():
-    """ch02's way round ``refuse``: the refused kernel taken before the rule is applied."""
-    source = tiny_release()
-    source.cells[2].source = ('with refuse(torch, ("rnn_tanh", "rnn_tanh_cell"), "write the loop"), '
-                              'forbid(nn.RNNCell, _private, add):\n    add(1, 2)')
-    rules = rule_targets(source)
-    assert rules == {"add": {"rnn_tanh", "rnn_tanh_cell", "RNNCell"}}  # not the answer itself, nor a private alias
-    taken_early = answered_with("import torch\n_cell = torch.rnn_tanh_cell\n\ndef add(a, b):\n    return a + b")
-    assert suspicious_code(tiny_release(), taken_early, rules) == [
-        "names rnn_tanh_cell in add, which the tests of that exercise forbid"]
-    assert suspicious_code(tiny_release(), taken_early) == []  # the rules come from the instructor's source
-    assert suspicious_code(tiny_release(), answered_with("def add(a, b):\n    return a + b"), rules) == []
+RNN_RULE = {"add": Allowed(frozenset({"torch.rnn_tanh_cell", "torch.nn.RNNCell"}), by_hand=True)}
+
+
+@pytest.mark.parametrize("code, finding", [
+    ("import torch\n_cell = torch.rnn_tanh_cell\n\ndef add(a, b):\n    return _cell(a, b)",
+     "add, line 2: uses torch.rnn_tanh_cell, which this exercise's allow-list refuses"),
+    ("def add(a, b):\n    return torch.ops.aten.rnn_tanh_cell(a, b)",
+     "add, line 2: uses torch.ops.aten.rnn_tanh_cell (under torch.ops), which this exercise's allow-list refuses"),
+    ("def add(a, b):\n    a.backward()\n    return b",
+     "add, line 2: calls .backward, the Tensor method of torch.Tensor.backward, which this exercise refuses"),
+    ("def add(a, b):\n    torch._C._set_grad_enabled(True)\n    return b",
+     "add, line 2: uses torch._C._set_grad_enabled (under torch._C), which this exercise's allow-list refuses"),
+    ("def add(a, b):\n    return getattr(torch, 'rnn_' + 'tanh_cell')(a, b)",
+     "add, line 2: getattr with a name computed at run time: the scan cannot tell what it reaches"),
+    ("import runpy\n\ndef add(a, b):\n    return runpy.run_module('torch')",
+     "add, line 4: uses runpy.run_module (under runpy), which this exercise's allow-list refuses"),
+])
+def test_a_use_outside_the_allow_list_is_flagged_in_what_the_answer_reaches(code, finding):
+    """Issue 49's ways round ``refuse``: the refused kernel taken early, under torch.ops, as a Tensor method..."""
+    assert finding in findings(tiny_release(), answered_with(code), RNN_RULE)
+    assert findings(tiny_release(), answered_with(code)) == [] or "getattr" in code or "_C" in code
+
+
+def test_a_self_check_beside_the_answer_is_not_the_answer():
+    submission = answered_with("def add(a, b):\n    return a + b")
+    submission.cells.append(new_code_cell("x = torch.ones(2, requires_grad=True)\nadd(x, 1).sum().backward()"))
+    assert findings(tiny_release(), submission, RNN_RULE) == []
+    submission.cells.append(new_code_cell("add = lambda a, b: torch.rnn_tanh_cell(a, b)"))
+    assert findings(tiny_release(), submission, RNN_RULE) == [
+        "cell 6, line 1: uses torch.rnn_tanh_cell, which this exercise's allow-list refuses"]
 
 
 def test_locked_cells_are_not_scanned_as_the_students_code():
     """The setup cell imports coursetools; only a student's own cell doing so is reported."""
     submission = answered_with("def add(a, b):\n    return a + b")
-    assert suspicious_code(tiny_release(), submission) == []
+    assert findings(tiny_release(), submission) == []
     submission.cells.append(new_code_cell("import coursetools"))
-    assert suspicious_code(tiny_release(), submission) == ["imports coursetools"]
+    assert findings(tiny_release(), submission) == [
+        "cell 5, line 1: imports coursetools, the kernel's or the checker's machinery"]
+
+
+def test_the_may_use_line_is_the_allow_list_and_the_lint_asks_for_it():
+    source = tiny_release()
+    source.cells[2].source = ('with refuse(torch, ("rnn_tanh", "rnn_tanh_cell"), "write the loop"), '
+                              'forbid(nn.RNNCell):\n    add(1, 2)')
+    source.cells.insert(1, new_markdown_cell("Write `add` by hand."))
+    assert may_use_problems(source) == ["add: the instructions restrict the means but state no "
+                                        "'**May use:** ...; **not:** ...' line"]
+    source.cells[1].source += "\n\n**May use:** by hand: public torch; **not:** `nn.RNNCell`, `torch.rnn_tanh_cell`."
+    assert may_use_problems(source) == ["add: the May-use line does not name torch.rnn_tanh, which the tests refuse"]
+    source.cells[1].source = source.cells[1].source.replace("`nn.RNNCell`", "`nn.RNNCell`, `torch.rnn_tanh`")
+    assert may_use_problems(source) == []
+    refused = frozenset({"torch.nn.RNNCell", "torch.rnn_tanh_cell", "torch.rnn_tanh"})
+    assert allow_lists(source) == {"add": Allowed(refused, by_hand=True)}
+    assert answer_test_cells(source) == {"add": ["test_add"]}  # the points a use outside the list costs
 
 
 # --- hidden blocks and leaks --------------------------------------------------------------------
@@ -392,6 +455,20 @@ def test_grade_it_again_is_said_until_the_answer_has_its_new_hand_grade():
     record = {"status": OK, "details": ["why" + HAND_GRADE_AGAIN, "other detail"]}
     assert class_row("ann", record, {"test_add": 2.0, "why": None}, CELLS).details == record["details"]
     assert class_row("ann", record, {"test_add": 2.0, "why": 1.0}, CELLS).details == ["other detail"]
+
+
+def test_a_use_outside_the_allow_list_costs_its_exercise_until_a_review_clears_it():
+    """Issue 49: the scan's finding in an answer withholds its exercise's test cells; a cleared review counts them."""
+    record = {"status": TAMPERED, "details": ["add, line 2: uses torch.ops.aten.add ..."], "submission_sha": "a",
+              "withheld": ["test_add"]}
+    row = class_row("ann", record, {"test_add": 2.0, "why": 1.0}, CELLS)
+    assert (row.scores["test_add"], row.total) == (0.0, 1.0)
+    assert any(d.startswith("test_add: 0, its answer used") for d in row.details)
+    cleared = reviewed(record, {"decision": CLEARED, "note": "an honest use", "status": TAMPERED,
+                                "submission_sha": "a"})
+    assert class_row("ann", cleared, {"test_add": 2.0, "why": 1.0}, CELLS).total == 3.0
+    kept = reviewed(record, {"decision": KEPT, "note": "the refused kernel", "status": TAMPERED, "submission_sha": "a"})
+    assert class_row("ann", kept, {"test_add": 2.0, "why": 1.0}, CELLS).total == 1.0
 
 
 def test_the_run_names_every_student_not_ok_graded_in_it_or_before():

@@ -64,6 +64,7 @@ from coursetools.authoring.hidden_rules import (
     hidden_writes,
     shadowed_answers,
 )
+from coursetools.common.allowlist import may_use_problems, parse_may_use
 from coursetools.common.cells import is_autograded_test, nbgrader_meta
 from coursetools.common.hidden import (
     BEGIN_SOLUTION,
@@ -285,7 +286,9 @@ def check_names(nb: NotebookNode, page: Path) -> list[str]:
                 if not resolves(name)]
     page_code = _page_code(page)
     own = set().union(*(_code_names(c.source) for c in nb.cells if c.cell_type == "code"))
-    known = _findable_names() | own | set().union(*map(_code_names, page_code))
+    known = _findable_names() | own | set().union(*map(_code_names, page_code)) | set(sys.stdlib_module_names)
+    known |= {part for c in nb.cells if c.cell_type == "markdown" and (allowed := parse_may_use(c.source))
+              for name in allowed.refused for part in name.split(".")}  # what a May-use line refuses (`peft`)
     written = {m["name"] for c in nb.cells if c.cell_type == "markdown" for m in _BACKTICKED.finditer(c.source)}
     problems += [f"the text names `{name}`, which neither the library, torch, {page.name} nor the notebook's "
                  "code defines" for name in sorted(written - known)]
@@ -356,7 +359,7 @@ def lint(assignment: str, course_root: Path = REPO_ROOT) -> list[str]:
     nb = sources.read_text_source(sources.text_source(course_root, assignment))
     problems = (lint_notebook(nb) + check_names(nb, course_root / "book" / f"{assignment}.md")
                 + rounded_tolerance_messages(nb) + check_fairness(nb) + shadowed_answers(nb)
-                + hidden_writes(nb) + borrowed_expectations(nb) + fixed_inputs(nb))
+                + hidden_writes(nb) + borrowed_expectations(nb) + fixed_inputs(nb) + may_use_problems(nb))
     return [f"{assignment}: {problem}" for problem in problems]
 
 

@@ -51,6 +51,7 @@ import psutil
 from coursetools.authoring.release import earlier_releases
 from coursetools.authoring.sources import build_notebook, notebook_source
 from coursetools.checker.clock import REFRESH, WALL_FACTOR, Clock
+from coursetools.common.allowlist import allow_lists, answer_test_cells
 from coursetools.common.cells import answer_texts, graded_cells
 from coursetools.common.files import write_atomically
 from coursetools.common.hidden import hidden_lines, quoted_lines
@@ -72,9 +73,10 @@ from coursetools.grading.outcomes import (
     tampering_seen_by_tests,
 )
 from coursetools.grading.output_cap import output_cut
+from coursetools.grading.pyscan import Rules, submission_findings
 from coursetools.grading.rubrics import add_rubrics, hand_graded_answers
 from coursetools.grading.sandbox import check as check_sandbox
-from coursetools.grading.scan import locked_cell_changes, locked_changes_in, rule_targets, suspicious_code
+from coursetools.grading.scan import locked_cell_changes, locked_changes_in
 from coursetools.grading.state import load_state, update_state
 from coursetools.grading.unfinished import record_unfinished
 
@@ -94,6 +96,8 @@ PEAK_MEMORY = re.compile(r"^\[course\] grader peak memory: (\d+) MiB$", re.MULTI
 # One scan at a time: CPython 3.11's ast.parse is not thread-safe ("SystemError: AST constructor
 # recursion depth mismatch" when two students were scanned at once).
 _SCAN_LOCK = threading.Lock()
+
+
 UNCONFINED_KERNEL_MANAGER = "jupyter_client.manager.AsyncKernelManager"  # nbclient's default: no box
 
 
@@ -128,7 +132,8 @@ def grade(course: Course, assignment: str, students: list[str] | None = None, *,
     state = load_state(course, assignment)
     # the instructor notebook prepare() has just built from the source
     source = nbformat.read(notebook_source(course.root, assignment), as_version=4)
-    tests_sha, rules, rubrics = grading_fingerprint(source), rule_targets(source), hand_graded_answers(source)
+    tests_sha, rubrics = grading_fingerprint(source), hand_graded_answers(source)
+    rules = Rules(allow_lists(source), answer_test_cells(source))
     todo = [s for s in (students or everyone)
             if force or not _still_graded(course, assignment, s, state, tests_sha)]
     changed = [s for s in todo if state.get(s, {}).get("tests_sha") not in (None, tests_sha)]
@@ -185,14 +190,14 @@ def _record_unfinished(course: Course, assignment: str, student: str, outcome: O
 def grade_student(course: Course, assignment: str, student: str, releases: list[nbformat.NotebookNode],
                   cell_timeout: int | None = None, notebook_timeout: float = DEFAULT_NOTEBOOK_TIMEOUT, *,
                   confine: bool = True, scratch_root: Path | None = None,
-                  rules: dict[str, set[str]] | None = None,
+                  rules: Rules | None = None,
                   rubrics: dict[str, nbformat.NotebookNode] | None = None,
                   overrides: dict[str, float] | None = None) -> Outcome:
     """Scan and autograde one student's notebook in its own nbgrader process, its kernel in a box
     (scratch folders under ``scratch_root``) unless not ``confine``.
 
-    ``rules``: the names each exercise's tests forbid (:func:`~coursetools.grading.scan.rule_targets`
-    of the instructor's source, read from it when not given).
+    ``rules``: each answer cell's allow-list and its exercise's test cells (read from the instructor's
+    source when not given): a use outside the list withholds those cells' points (``Outcome.withheld``).
 
     ``releases``: the release graded against first, then earlier releases students may have had
     (a locked cell as one of them released it is not an edit).
@@ -206,7 +211,8 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
     the tests' scores replace whatever was written on them meanwhile."""
     release = releases[0]
     if rules is None:
-        rules = rule_targets(nbformat.read(notebook_source(course.root, assignment), as_version=4))
+        source = nbformat.read(notebook_source(course.root, assignment), as_version=4)
+        rules = Rules(allow_lists(source), answer_test_cells(source))
     start = time.monotonic()
     path = course.notebook("submitted", assignment, student)
     submission = _read_submission(path)
@@ -216,7 +222,8 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
     sha = _sha(path)
     with _SCAN_LOCK:
         changes = locked_cell_changes(release, submission, releases[1:])
-        flags = changes + suspicious_code(release, submission, rules)
+        found = submission_findings(release, submission, rules.allowed)
+        flags = changes + [str(finding) for finding in found]
     args = ["autograde", assignment, "--student", student, "--force"]
     if cell_timeout is not None:
         args.append(f"--ExecutePreprocessor.timeout={cell_timeout}")
@@ -251,7 +258,8 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
     status, details = autograde_status(returncode, log, flags, ungraded, stopped_after, stopped, cut)
     if not confine:
         details = [UNCONFINED, *details]
-    return Outcome(status, details, round(time.monotonic() - start, 1), sha)
+    withheld = sorted({test for finding in found if finding.exercise for test in rules.tests.get(finding.exercise, [])})
+    return Outcome(status, details, round(time.monotonic() - start, 1), sha, withheld=withheld)
 
 
 def _read_submission(path: Path) -> nbformat.NotebookNode | str:

@@ -10,7 +10,9 @@ status                 when
 ``needs manual grade`` autograde finished but left a test cell without a score, or failed for
                        a reason the log does not name
 ``tampered``           the scan or the tests found locked cells changed or the environment
-                       of the tests altered (scores are kept; an instructor reviews them)
+                       of the tests altered (scores are kept; an instructor reviews them), or
+                       an answer used what its exercise's allow-list refuses (that exercise's
+                       test points withheld, ``Outcome.withheld``, until a review clears it)
 ``cell timed out``     autograde finished, but a cell was stopped at the per-cell time limit
                        (what it tests scored 0; an instructor looks at why)
 ``output cut``         autograde finished, but a cell's output passed the bytes a cell keeps
@@ -68,6 +70,9 @@ class Outcome:
     # a notebook that did not finish: the instructor's overrides of its test cells (grade_id -> score), taken
     # off the gradebook until a regrade finishes (gradebook.close_unfinished, gradebook.restore_overrides)
     overrides: dict[str, float] = field(default_factory=dict)
+    # the test cells whose points are withheld because their exercise's answer used what its allow-list
+    # refuses (the scan, coursetools.grading.pyscan): they count 0 unless a review clears the flag
+    withheld: list[str] = field(default_factory=list)
 
 
 def autograde_status(returncode: int | None, log: str, flags: list[str], ungraded: list[str],

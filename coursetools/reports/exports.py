@@ -28,7 +28,7 @@ from coursetools.common.cells import GradedCell, graded_cells
 from coursetools.common.files import write_atomically
 from coursetools.common.layout import Course
 from coursetools.grading.gradebook import Scores, class_scores
-from coursetools.grading.outcomes import GRADED, HAND_GRADE_AGAIN, reviewed
+from coursetools.grading.outcomes import GRADED, HAND_GRADE_AGAIN, TAMPERED, reviewed
 from coursetools.grading.penalty import LatePenalty, penalty_points, recorded_late_penalty
 from coursetools.grading.state import DUE, LMS_IDS, REVIEWS, SUBMITTED, TIMES, load_state, student_records
 
@@ -90,12 +90,16 @@ def class_row(student: str, record: dict, found: dict[str, float | None], cells:
     total is None, never a silent 0. A graded student's test cells without a score count 0 in the
     total; their hand-graded answers without a score are listed in ``to_grade_by_hand``, and so is any
     cell whose hand score is out of its points (``refused``: grade_id -> why; not counted, said in the
-    details).
+    details). A ``tampered`` record's ``withheld`` test cells (an answer that used what its exercise's
+    allow-list refuses) count 0; once a review clears the flag the record is ``ok`` and they count.
     """
     graded = record["status"] in GRADED
     refused = (refused or {}) if graded else {}
     scores = {cell.grade_id: found.get(cell.grade_id) if graded and cell.grade_id not in refused else None
               for cell in cells}
+    # an answer that used what its exercise's allow-list refuses: its tests count 0 unless a review cleared it
+    withheld = [name for name in record.get("withheld", []) if record["status"] == TAMPERED and scores.get(name)]
+    scores.update(dict.fromkeys(withheld, 0.0))
     total = sum(score or 0.0 for score in scores.values()) if graded else None
     pending = [cell.grade_id for cell in cells if graded and cell.grade_id in refused
                or graded and not cell.automatic and scores[cell.grade_id] is None]
@@ -104,6 +108,8 @@ def class_row(student: str, record: dict, found: dict[str, float | None], cells:
     details = [d for d in record["details"] if not (d.endswith(HAND_GRADE_AGAIN)
                                                      and scores.get(d[:-len(HAND_GRADE_AGAIN)]) is not None)]
     details += [f"{grade_id}: {why}; score it again in formgrader" for grade_id, why in refused.items()]
+    details += [f"{grade_id}: 0, its answer used what the exercise's allow-list refuses (make review CLEAR=... "
+                "counts it)" for grade_id in withheld]
     return Row(student, record["status"], scores, total, details, pending, late,
                person.get("name", ""), person.get("email", ""),
                {key: person[key] for key in LMS_FIELDS if person.get(key)}, penalty, refused)
