@@ -106,6 +106,27 @@ def test_a_dtype_rule_declared_as_value():
     assert problems_with(hidden, visible=shown) == []
 
 
+def test_each_dtype_a_hidden_check_names_is_shown():
+    # ch09 before issue 50: float64 shown, float32 checked only in the hidden block
+    shown = VISIBLE + "assert clip_rows(x.double()).dtype == torch.float64, 'float64 in, float64 out'\n"
+    hidden = HIDDEN + "assert_equal(clip_rows(_x.double()).dtype, torch.float64, name='the dtype')\n" \
+                      "assert_equal(clip_rows(_x.float()).dtype, torch.float32, name='the dtype')\n"
+    found = problems_with(hidden, visible=shown)
+    assert len(found) == 1 and "torch.float32" in found[0], found
+    both = shown + "assert clip_rows(x.float()).dtype == torch.float32, 'float32 in, float32 out'\n"
+    assert problems_with(hidden, visible=both) == []
+
+
+def test_an_error_for_a_negative_argument_is_shown():
+    # ch11 before issue 50: num_heads = 0 shown, -2 checked only in the hidden block (here in a loop's list)
+    zero = VISIBLE.replace("clip_rows(x, -1)", "clip_rows(x, 0)").replace("-1)", "0)")
+    hidden = HIDDEN + "for _count in [0, -2]:\n    with expect_raises(ValueError, f'clip_rows(x, {_count}) should " \
+                      "raise a ValueError (a negative count)'):\n        clip_rows(_x, _count)\n"
+    found = problems_with(hidden, visible=zero)
+    assert any("negative argument" in p for p in found), found
+    assert not any("negative argument" in p for p in problems_with(hidden))  # VISIBLE tries -1
+
+
 def test_a_time_bound_needs_a_visible_timing_test():
     timing = "import time\n_start = time.perf_counter()\nclip_rows(torch.randn(1000, 1000))\n" \
              "assert time.perf_counter() - _start < 1.0, 'under a second'\n"

@@ -30,6 +30,7 @@ from coursetools.common.hidden import (
     quoted_lines,
     redact,
     split_hidden,
+    split_setup,
     visible_text,
 )
 from coursetools.common.layout import REPO_ROOT, Course, course_directory
@@ -258,6 +259,12 @@ def test_an_unterminated_block_hides_the_rest_of_the_cell():
     shown, hidden = split_hidden("visible()\n### BEGIN HIDDEN TESTS\nsecret()\nmore_secret()")
     assert shown == f"visible()\n{HIDDEN_PLACEHOLDER}"
     assert hidden == ["secret()", "more_secret()"]
+
+
+def test_a_hidden_setup_ends_at_its_marker():
+    assert split_setup("def _f():\n    pass\n# END HIDDEN SETUP\nassert _f() is None") == (
+        "def _f():\n    pass", "assert _f() is None")
+    assert split_setup("assert True") == ("", "assert True")
 
 
 def test_hidden_lines_leave_out_short_and_visible_ones():

@@ -338,8 +338,9 @@ import coursetools.checks.bridge as _bridge
 _junk = bytes(64 * 2**20)
 for _socket in list(vars(_bridge)["_sockets"].values()):
     for _ in range(8):
-        try:
-            _socket.send_multipart([b"0", _junk], flags=_zmq.NOBLOCK)
+        try:  # the bridge's sockets are pyzmq's C sockets (no send_multipart): one frame, then the next
+            _socket.send(b"0", _zmq.SNDMORE | _zmq.NOBLOCK)
+            _socket.send(_junk, _zmq.NOBLOCK)
         except _zmq.Again:
             break
 '''

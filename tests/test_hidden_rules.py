@@ -1,18 +1,25 @@
 """The lint of what hidden blocks do in the checker (coursetools/authoring/hidden_rules.py), on small notebooks
-shaped like the two mistakes issue 40 found: ch02's ``globals()`` swap and ch05's borrowed expected values, and the
-one issue 49 found: ch07's literal cases, the same every term."""
+shaped like the mistakes issue 40 found (ch02's ``globals()`` swap and ch05's borrowed expected values), the one
+issue 49 found (ch07's literal cases, the same every term) and issue 50's (ch06's ``_generator``, which a later
+hidden block read from an earlier one's checks)."""
 
 from __future__ import annotations
 
 from nbformat.v4 import new_code_cell, new_notebook
 
-from coursetools.authoring.hidden_rules import borrowed_expectations, fixed_inputs, hidden_writes
+from coursetools.authoring.hidden_rules import borrowed_expectations, borrowed_hidden_names, fixed_inputs, hidden_writes
 
 
 def _cell(source: str, grade_id: str, *, solution: bool = False, test: bool = False):
     cell = new_code_cell(source)
     cell.metadata["nbgrader"] = {"grade": test, "solution": solution, "locked": test, "grade_id": grade_id,
                                  "schema_version": 3, **({"points": 1} if test else {})}
+    return cell
+
+
+def _locked(source: str, grade_id: str):
+    cell = _cell(source, grade_id)
+    cell.metadata["nbgrader"]["locked"] = True
     return cell
 
 
@@ -47,6 +54,41 @@ def test_an_expected_value_from_another_exercises_answer_is_refused():
                    "assert_equal(sweep([2, 3]), sweep([2]) + sweep([3]))",  # a property of the answer under test
                    "_want = [abs(2 - 0)]\nassert_equal(sweep([2]), _want)"):
         assert borrowed_expectations(_notebook(hidden)) == [], hidden
+
+
+def _two_tests(first_hidden: str, second_hidden: str):
+    """One answer, ``measure``, graded by two test cells whose hidden blocks are given."""
+    return new_notebook(cells=[
+        _locked("from coursetools.checks import assert_close", "setup"),
+        _cell("def measure(a, b):\n    return abs(a - b)", "measure", solution=True),
+        _cell(f"assert measure(1, 3) == 2\n### BEGIN HIDDEN TESTS\n{first_hidden}\n### END HIDDEN TESTS",
+              "test_first", test=True),
+        _cell(f"assert measure(3, 1) == 2\n### BEGIN HIDDEN TESTS\n{second_hidden}\n### END HIDDEN TESTS",
+              "test_second", test=True),
+    ])
+
+
+def test_a_hidden_block_reading_what_another_blocks_checks_define_is_refused():
+    # ch06 before issue 50: the generator of the first cell's checks, read by the second cell
+    problems = borrowed_hidden_names(_two_tests("_generator = 3\nassert measure(_generator, 0) == 3",
+                                                "assert measure(_generator, 1) == 2"))
+    assert len(problems) == 1 and problems[0].startswith("test_second: the hidden block reads '_generator'")
+    # a helper in a later block's setup is not there yet
+    problems = borrowed_hidden_names(_two_tests("assert _twice(1) == 2",
+                                                "def _twice(x):\n    return 2 * x\n# END HIDDEN SETUP\nassert 1"))
+    assert len(problems) == 1 and "setup, which runs later" in problems[0]
+    # a setup's helper whose global another block rebinds
+    problems = borrowed_hidden_names(_two_tests("_n = 2\ndef _twice(x):\n    return _n * x\n# END HIDDEN SETUP",
+                                                "_n = 3\nassert measure(_twice(1), 0) == 2"))
+    assert any("reads '_n', which the hidden block of test_second binds again" in p for p in problems), problems
+
+
+def test_an_earlier_setup_a_locked_import_and_a_blocks_own_names_are_fine():
+    shared = "def _twice(x):\n    return 2 * x\n# END HIDDEN SETUP\n_x = 1\nassert measure(_twice(_x), 0) == 2"
+    assert borrowed_hidden_names(_two_tests(shared, "_x = 2\nassert measure(_twice(_x), 0) == 4")) == []
+    assert borrowed_hidden_names(_two_tests("assert_close(1, 1)", "assert_close(2, 2)")) == []
+    loop = "for _n in (1, 2):\n    pass\n# END HIDDEN SETUP"  # a setup's loop variable, no helper reads it
+    assert borrowed_hidden_names(_two_tests(loop, "_n = 3\nassert measure(_n, 0) == 3")) == []
 
 
 def _fixed(hidden: str) -> list[str]:

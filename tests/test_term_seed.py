@@ -3,8 +3,8 @@
 * Per hidden block, every assignment: with the model answers in one kernel (coursetools/devtools/session.py), the
   calls each hidden block makes of the notebook's code (what it calls, with which arguments) differ between two
   terms, and the model answers pass under both; a block with a ``# fixed inputs: <why>`` line is left out (the lint,
-  coursetools/authoring/hidden_rules.py, asks for the reason). About 75 s for the twelve on 2 idle cores
-  (COURSE_TERMS_PER_BLOCK=ch01_tokens,... runs the ones named).
+  coursetools/authoring/hidden_rules.py, asks for the reason). The twelve took 74 s on 2 cores (75 s of CPU), 181 s
+  at a load average of 5.5 (COURSE_TERMS_PER_BLOCK=ch01_tokens,... runs the ones named).
 * Through nbgrader: the same submissions graded under two term seeds are called with other inputs (a recorder in
   the kernel) and earn the same points. CI grades ch04 under two terms; COURSE_TERMS=all grades every assignment,
   COURSE_TERMS=ch01_tokens,ch05_multi_head the ones named.

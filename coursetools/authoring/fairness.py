@@ -30,7 +30,8 @@ hidden code what it does, and each of these must be shown by a visible test of t
 * an exception expected for a reason (its message or ``match``) that neither a visible test nor
   the instructions give; ``pytest.raises`` and ``except E`` count as expecting ``E``;
 * a dtype check (``assert_equal(x.dtype, ...)``, ``.dtype ==``), unless a declared property or edge
-  about the dtype is shown;
+  about the dtype is shown; and each dtype it names (``torch.float32``), always;
+* an error expected from a negative argument (a sign rule: ``num_heads=-2``);
 * a tensor of a rank, or an empty input, passed to the exercise's answers that no visible test
   passes them (literal inputs only), unless a declared ``edge`` is shown;
 * a time measurement: it must declare ``bound``, and a ``bound`` needs a visible test that times
@@ -282,6 +283,12 @@ def _read_problems(where: str, exercise: Exercise, hidden: str, context: list[st
             and not any("dtype" in d.lower() for d in declared.get("property", []) + declared.get("edge", [])):
         problems.append(f"{where}: the hidden block checks a dtype, and no visible test of the exercise does "
                         f"(declared as {', '.join(declared) or 'nothing'}): add a visible dtype check")
+    for dtype in sorted(reads.checked_dtypes(hidden) - reads.checked_dtypes(visible)):
+        problems.append(f"{where}: the hidden block checks a result's dtype against torch.{dtype}, and no visible "
+                        f"test of the exercise does: show the rule for torch.{dtype} in a visible dtype check")
+    if reads.expects_error_for_negative(hidden) and not reads.expects_error_for_negative(visible):
+        problems.append(f"{where}: the hidden block expects an error from a negative argument, and no visible test "
+                        "of the exercise tries one: show the sign rule in a visible test")
     hidden_ranks, hidden_empty = reads.input_shapes(hidden, exercise.answers, context)
     visible_ranks, visible_empty = set(), False
     for code in exercise.visible:

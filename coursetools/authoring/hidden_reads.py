@@ -9,7 +9,9 @@ a visible test (:mod:`coursetools.authoring.fairness`):
   runs in the checker, so such a patch changes the checker's torch, not the student's;
 * :func:`expected_exceptions`: the exceptions it expects, with the reason each one gives
   (``expect_raises(E, message)``, ``pytest.raises(E, match=...)``, ``try: ... except E:``);
-* :func:`checks_dtype`: whether it compares a dtype (``assert_equal(x.dtype, ...)``, ``x.dtype == ...``);
+* :func:`checks_dtype`: whether it compares a dtype (``assert_equal(x.dtype, ...)``, ``x.dtype == ...``),
+  :func:`checked_dtypes` which dtypes, and :func:`expects_error_for_negative` whether it expects an error
+  from a negative argument (a sign rule);
 * :func:`input_shapes`: the ranks of the tensors it passes to the exercise's answers, and whether one
   is empty (a size of 0, ``[]``, ``""``), where the code builds them in the call or just before;
 * :func:`times_code`: whether it measures time (``time.perf_counter()``, ``timeit``...);
@@ -26,6 +28,8 @@ _TENSOR_MAKERS = {"randn", "rand", "zeros", "ones", "empty", "full", "randint", 
 _TIMERS = {"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns", "timeit",
            "process_time", "repeat"}
 _GENERIC_ERRORS = {"Exception", "BaseException", "AssertionError"}
+_DTYPES = {"float16", "bfloat16", "float32", "float64", "half", "float", "double", "int8", "int16", "int32", "int64",
+           "int", "long", "uint8", "bool", "complex64", "complex128"}
 
 
 def parse(code: str) -> ast.Module:
@@ -140,16 +144,53 @@ def expected_exceptions(code: str) -> set[tuple[str, str]]:
     return {(error, reason) for error, reason in found if error not in _GENERIC_ERRORS}
 
 
-def checks_dtype(code: str) -> bool:
-    """Whether ``code`` checks a dtype: ``.dtype`` in a comparison, an ``assert`` or a call's arguments
-    (``assert_equal(x.dtype, torch.float64)``), or an ``is_floating_point()`` test."""
+def _dtype_checks(code: str) -> list[ast.AST]:
+    """The comparisons, ``assert``\\ s and calls of ``code`` that read a ``.dtype`` or ``is_floating_point``."""
+    found = []
     for node in ast.walk(parse(code)):
         parts = [*node.args, *(k.value for k in node.keywords)] if isinstance(node, ast.Call) else \
             [node] if isinstance(node, (ast.Compare, ast.Assert)) else []
-        for part in parts:
-            if any(isinstance(n, ast.Attribute) and n.attr in ("dtype", "is_floating_point") for n in ast.walk(part)):
+        if any(isinstance(n, ast.Attribute) and n.attr in ("dtype", "is_floating_point")
+               for part in parts for n in ast.walk(part)):
+            found.append(node)
+    return found
+
+
+def checks_dtype(code: str) -> bool:
+    """Whether ``code`` checks a dtype: ``.dtype`` in a comparison, an ``assert`` or a call's arguments
+    (``assert_equal(x.dtype, torch.float64)``), or an ``is_floating_point()`` test."""
+    return bool(_dtype_checks(code))
+
+
+def checked_dtypes(code: str) -> set[str]:
+    """The dtypes ``code``'s dtype checks name (``torch.float32`` in ``assert_equal(y.dtype, torch.float32)``):
+    a rule for float32 inputs is not shown by a visible test of float64 ones (ch09 before issue 50)."""
+    return {n.attr for check in _dtype_checks(code) for n in ast.walk(check)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "torch"
+            and n.attr in _DTYPES}
+
+
+def _negative(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) and isinstance(n.operand, ast.Constant)
+               and isinstance(n.operand.value, int) and n.operand.value > 0 for n in ast.walk(node))
+
+
+def expects_error_for_negative(code: str) -> bool:
+    """Whether ``code`` expects an error (``with expect_raises(...)``) from a call given a negative integer,
+    written in the call or in the list a loop around it runs over (ch11's ``num_heads=-2``)."""
+
+    def visit(node: ast.AST, loop_negative: bool) -> bool:
+        if isinstance(node, ast.For):
+            loop_negative = loop_negative or _negative(node.iter)
+        if isinstance(node, ast.With) and any(isinstance(item.context_expr, ast.Call)
+                                              and ast.unparse(item.context_expr.func).endswith("expect_raises")
+                                              for item in node.items):
+            if loop_negative or any(_negative(call) for statement in node.body for call in ast.walk(statement)
+                                    if isinstance(call, ast.Call)):
                 return True
-    return False
+        return any(visit(child, loop_negative) for child in ast.iter_child_nodes(node))
+
+    return visit(parse(code), False)
 
 
 _SAME_RANK_METHODS = {"clone", "double", "float", "half", "to", "requires_grad_", "detach", "contiguous", "abs",

@@ -13,6 +13,10 @@ forgetting it, each found here without running anything:
   sweep once took its expected errors from the student's own ``relative_output_error``: a sweep
   that invented numbers, with a measure that agreed, earned the point). A comparison of an
   answer's results with each other (a property: equivariance, padding changes nothing) is fine;
+* :func:`borrowed_hidden_names`: a hidden block that reads a name another hidden block's checks
+  define (ch06's ``_generator``, once defined in the first RoPE cell's checks): a block's checks run
+  only when its cell's visible part passed, so one wrong answer cost every later part a NameError.
+  What later blocks share goes in a block's setup (``# END HIDDEN SETUP``), defined in any case.
 * :func:`fixed_inputs`: a hidden block whose calls of the notebook's code take only inputs written in
   it, the same every term: a class that records them in one term can hand the next a lookup table
   (ch07's ``layer_gradient_norms`` once had five literal cases). At least one call must take an input
@@ -29,8 +33,9 @@ import re
 
 from nbformat.notebooknode import NotebookNode
 
+from coursetools.checker.scopes import scope_names
 from coursetools.common.cells import nbgrader_meta
-from coursetools.common.hidden import split_hidden
+from coursetools.common.hidden import split_hidden, split_hidden_block, split_setup
 
 COMPARISONS = ("assert_close", "assert_equal")  # coursetools.checks' comparisons: (actual, expected, ...)
 TERM_SEED = "term_seed"
@@ -197,6 +202,47 @@ def _derived_from(expression: ast.expr, sources: dict[str, set[str]], answers: s
             if node.id in answers:
                 found.add(node.id)
     return found
+
+
+def borrowed_hidden_names(nb: NotebookNode) -> list[str]:
+    """Hidden blocks that read a name which another hidden block's checks bind, or a later block's
+    setup (module docstring): each block's checks must stand whatever the other cells' answers did."""
+    blocks = []  # (grade_id, names its setup binds, names its checks bind, names it reads, its helpers' globals)
+    given = set()  # what the locked cells import or define: bound in the checker before any hidden block
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        if cell.cell_type == "code" and meta.get("locked") and not meta.get("solution"):
+            given |= _top_level_bindings(split_hidden(cell.source)[0], (ast.Import, ast.ImportFrom, ast.FunctionDef,
+                                                                        ast.ClassDef))
+        hidden = split_hidden_block(cell.source)[1] if cell.cell_type == "code" and meta.get("grade") else ""
+        if not hidden.strip():
+            continue
+        setup, checks = split_setup(hidden)
+        try:
+            setup_bound, setup_read = scope_names(setup)
+            checks_bound, checks_read = scope_names(checks)
+        except SyntaxError:
+            continue
+        helpers = [node for node in ast.parse(setup).body if isinstance(node, ast.FunctionDef)]
+        helper_globals = {name for node in helpers for name in scope_names(ast.unparse(node))[1]} & setup_bound
+        blocks.append((meta.get("grade_id", "?"), setup_bound, checks_bound,
+                       setup_read | (checks_read - setup_bound), helper_globals))
+    problems = []
+    for index, (grade_id, _, _, read, helper_globals) in enumerate(blocks):
+        for other, (other_id, setup_bound, checks_bound, _, _) in enumerate(blocks):
+            if other == index:
+                continue
+            borrowed = read & (checks_bound | (setup_bound if other > index else set())) - given
+            for name in sorted(borrowed):
+                where = "checks" if name in checks_bound else "setup, which runs later"
+                problems.append(f"{grade_id}: the hidden block reads {name!r}, which the hidden block of "
+                                f"{other_id} binds in its {where}: define it in this block, or in an earlier "
+                                "block's setup (above '# END HIDDEN SETUP'), which runs whatever the cell did")
+            if other > index:  # a setup's helper reads its globals when called: no later block may rebind them
+                for name in sorted(helper_globals & (setup_bound | checks_bound) - given):
+                    problems.append(f"{grade_id}: a helper of its hidden setup reads {name!r}, which the hidden "
+                                    f"block of {other_id} binds again: a shared name is bound once (rename one)")
+    return problems
 
 
 def fixed_inputs(nb: NotebookNode) -> list[str]:

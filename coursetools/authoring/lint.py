@@ -64,6 +64,7 @@ from coursetools.authoring.fairness import DECLARATION, check_fairness, hidden_o
 from coursetools.authoring.grading_rules import INCLUDE_RULES
 from coursetools.authoring.hidden_rules import (
     borrowed_expectations,
+    borrowed_hidden_names,
     fixed_input_reasons,
     fixed_inputs,
     hidden_writes,
@@ -365,8 +366,8 @@ def lint(assignment: str, course_root: Path = REPO_ROOT) -> list[str]:
     nb = sources.read_text_source(sources.text_source(course_root, assignment))
     problems = (lint_notebook(nb) + check_names(nb, course_root / "book" / f"{assignment}.md")
                 + rounded_tolerance_messages(nb) + check_fairness(nb) + shadowed_answers(nb)
-                + hidden_writes(nb) + borrowed_expectations(nb) + fixed_inputs(nb) + may_use_problems(nb)
-                + unenforced_rules(nb))
+                + hidden_writes(nb) + borrowed_expectations(nb) + borrowed_hidden_names(nb) + fixed_inputs(nb)
+                + may_use_problems(nb) + unenforced_rules(nb))
     return [f"{assignment}: {problem}" for problem in problems]
 
 

@@ -162,6 +162,18 @@ class Checker:
         return not any(isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr)) for n in nodes) and all(
             n.id in self.own or n.id in vars(builtins) for n in nodes if isinstance(n, ast.Name))
 
+    def add_setup(self, source: str) -> None:
+        """Define a hidden block's setup (:func:`coursetools.common.hidden.split_setup`) here, without a
+        call into the kernel: its helpers stay bound for the later hidden blocks, whose runs look up the
+        notebook's names these helpers read (as for the locked functions)."""
+        if not source.strip():
+            return
+        bound, free = scope_names(source)
+        exec(compile(source, "<hidden setup>", "exec"), self.namespace)  # noqa: S102 - the instructor's code
+        self.own |= bound
+        self.kernel_names -= bound
+        self.wanted |= free - bound
+
     # -- a hidden block -----------------------------------------------------------------------
 
     def run_hidden(self, source: str) -> None:

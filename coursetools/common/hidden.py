@@ -12,7 +12,9 @@ the leak check after feedback and the tests all read blocks through it. The rest
 answers the leak questions: which lines of a notebook are hidden (:func:`hidden_lines`), whether
 a page quotes one (:func:`quoted_lines`, on the page's text, :func:`visible_text`), and a text
 with the quotes replaced (:func:`redact`). :func:`hidden_only` reads a hidden block's allow-list of
-answers that only it rejects (``# hidden only: <answer> -- <why>``).
+answers that only it rejects (``# hidden only: <answer> -- <why>``), and :func:`split_setup` its setup
+(the lines above ``# END HIDDEN SETUP``): helpers later hidden blocks may use, defined whether or not
+the cell's visible part passed.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ SOLUTION_MARKERS = (BEGIN_SOLUTION, END_SOLUTION)
 HIDDEN_MARKERS = (BEGIN_HIDDEN, END_HIDDEN)
 MARKERS = (*SOLUTION_MARKERS, *HIDDEN_MARKERS)
 
+END_SETUP = "# END HIDDEN SETUP"  # a hidden block's setup ends here (split_setup)
 HIDDEN_ONLY = "# hidden only:"  # an answer only the hidden block rejects, and why that is fair
 HIDDEN_PLACEHOLDER = "# (hidden tests: graded, not shown)"
 REDACTED = "[hidden test code]"
@@ -141,3 +144,18 @@ def hidden_only(hidden: str) -> list[tuple[str, str]]:
             answer, _, reason = stripped[len(HIDDEN_ONLY):].partition(" -- ")
             entries.append((answer.strip(), reason.strip()))
     return entries
+
+
+def split_setup(hidden: str) -> tuple[str, str]:
+    """(the setup of a hidden block, its checks): the lines above its ``# END HIDDEN SETUP`` line and
+    those below; ``("", hidden)`` when it has none.
+
+    A hidden block's checks run only when its cell's visible part passed; its setup is defined in
+    the checker in any case, without a call into the kernel (imports, helper functions, constants,
+    a generator), so a later hidden block may use what it defines whatever this cell's answer did
+    (``coursetools.authoring.hidden_rules.borrowed_hidden_names``)."""
+    lines = hidden.splitlines()
+    ends = [index for index, line in enumerate(lines) if line.strip() == END_SETUP]
+    if not ends:
+        return "", hidden
+    return "\n".join(lines[:ends[0]]), "\n".join(lines[ends[0] + 1:])

@@ -8,7 +8,8 @@ run again with another source, the test cells after it, and the correct answer r
 restore the state. A cell *fails* as nbgrader scores it: it raised, or it wrote to stderr. As in
 grading, a test cell's hidden block runs in a :class:`~coursetools.checker.Checker`, not in the
 kernel (its calls are messages to the bridge, :mod:`coursetools.checker.kernel_link`), and locked cells
-(``run(code, locked=True)``) give the checker their definitions.
+(``run(code, locked=True)``) give the checker their definitions, and their hidden blocks' setups
+(:func:`~coursetools.common.hidden.split_setup`) are defined in it whether or not the cell passed.
 
 :func:`notebook_plan` says which cells a try runs: the context (setup) cells, and for each answer
 cell the test cells that grade it (those after it, before the next answer cell).
@@ -28,7 +29,7 @@ from coursetools.checker.clock import wall_clock
 from coursetools.checker.kernel_link import KernelLink
 from coursetools.checker.term import term_seeds
 from coursetools.common.cells import is_autograded_test, nbgrader_meta
-from coursetools.common.hidden import split_hidden_block
+from coursetools.common.hidden import split_hidden_block, split_setup
 
 
 @dataclass
@@ -91,13 +92,19 @@ class KernelSession:
         visible, hidden = split_hidden_block(code)
         clock = wall_clock(self.timeout)  # the visible part's time and the hidden block's, together
         outcome = self._run_visible(visible if locked else code)
-        if locked:
-            self.checker.add_locked(visible)
-        if not (locked and outcome.passed and hidden.strip()):
+        if not locked:
+            return outcome
+        self.checker.add_locked(visible)
+        setup, checks = split_setup(hidden)
+        try:
+            self.checker.add_setup(setup)
+        except Exception as error:  # noqa: BLE001 - the instructor's setup failed: the cell fails
+            return Outcome(False, f"{type(error).__name__}: {error}".strip())
+        if not (outcome.passed and checks.strip()):
             return outcome
         self.checker.clock = clock
         try:
-            self.checker.run_hidden(hidden)
+            self.checker.run_hidden(checks)
         except CheckTimeout:
             return Outcome(False, f"timed out after {self.timeout:g} s")
         except Exception as error:  # noqa: BLE001 - a failed hidden check, reported as nbgrader shows it

@@ -1,4 +1,4 @@
-"""Surprises: answers that pass every visible test of an exercise and still fail a hidden one.
+"""Surprises: answers that pass a visible test of an exercise and still fail its hidden block.
 
 ``python -m coursetools.devtools.surprises <assignment> [--mutants] [--only <answer grade_id> ...]``
 
@@ -19,10 +19,12 @@ answers to find them. For each answer cell of the assignment, in one kernel
 
 Each candidate replaces the model answer; the test cells that grade it run twice: first their
 **visible** part (the cell as released, hidden block removed by
-:func:`~coursetools.common.hidden.split_hidden_block`), then, when every visible part passed, the
+:func:`~coursetools.common.hidden.split_hidden_block`), then the
 **full** cells (visible part in the kernel, hidden block in the checker, as grading runs them).
-A *surprise* is a candidate that passes every visible part and fails a full cell; it is reported
-with the hidden failure's message. Then the model answer runs again.
+A *surprise* is a test cell whose visible part the candidate passes and whose full cell it fails,
+whatever it did in the exercise's other cells (each part is graded on its own: a part that fails its
+visible test does not excuse a hidden failure in another); it is reported with the hidden failure's
+message. Then the model answer runs again.
 
 A surprise is accepted only when the hidden block that rejects it allow-lists it with a reason, a
 comment line ``# hidden only: <candidate> -- <why this is fair>`` (:func:`~coursetools.common.hidden.hidden_only`;
@@ -68,7 +70,7 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Surprise:
-    """A candidate that passed every visible test and failed the full test cell ``test``."""
+    """A candidate that passed the visible part of the test cell ``test`` and failed the full cell."""
 
     candidate: Candidate
     test: str
@@ -148,24 +150,29 @@ def try_right_answer(kernel: KernelSession, candidate: Candidate, answer: Answer
         return [Rejection(candidate, test_id, why) for test_id, why in kernel.failures(answer)]
 
 
-def try_candidate(kernel: KernelSession, candidate: Candidate, answer: AnswerCell) -> list[Surprise]:
+def try_candidate(kernel: KernelSession, candidate: Candidate, answer: AnswerCell,
+                  each_part: bool = True) -> list[Surprise]:
     """The surprises of ``candidate`` in place of ``answer``'s model answer: one per full test cell it
-    fails, when it passed every visible part."""
+    fails whose visible part it passed (whatever it did in the other cells: a part is graded on its own);
+    with ``each_part`` False, only when it passed every visible part (the finder before issue 50)."""
     with standing_in(kernel, candidate, answer) as ran:
         if not ran.passed:
             return []
-        if not all(kernel.run(split_hidden_block(test)[0], locked=True).passed for _, test in answer.tests):
+        shown = {test_id for test_id, test in answer.tests
+                 if kernel.run(split_hidden_block(test)[0], locked=True).passed}
+        if not each_part and len(shown) < len(answer.tests):
             return []
         tests = dict(answer.tests)
         return [Surprise(candidate, test_id, why, allowed(candidate, split_hidden_block(tests[test_id])[1]))
-                for test_id, why in kernel.failures(answer)]
+                for test_id, why in kernel.failures(answer) if test_id in shown]
 
 
 def find_surprises(assignment: str, with_mutants: bool = False, only: list[str] | None = None,
-                   timeout: float = 20.0, course_root: Path = REPO_ROOT, term_seed: int = 0) -> Report:
+                   timeout: float = 20.0, course_root: Path = REPO_ROOT, term_seed: int = 0,
+                   each_part: bool = True) -> Report:
     """Every surprise among ``assignment``'s candidates (files, and mutants when ``with_mutants``),
-    for the answer cells in ``only`` (default: all); raises when a file names no answer cell or a
-    model answer fails one of its tests."""
+    for the answer cells in ``only`` (default: all), each part on its own unless ``each_part`` is False
+    (:func:`try_candidate`); raises when a file names no answer cell or a model answer fails one of its tests."""
     start = time.perf_counter()
     plan = notebook_plan(sources.read_text_source(sources.text_source(course_root, assignment)))
     candidates = candidate_files(assignment, course_root)
@@ -189,7 +196,7 @@ def find_surprises(assignment: str, with_mutants: bool = False, only: list[str] 
                 if candidate.origin == RIGHT:
                     report.rejected += try_right_answer(kernel, candidate, answer)
                 else:
-                    report.surprises += try_candidate(kernel, candidate, answer)
+                    report.surprises += try_candidate(kernel, candidate, answer, each_part)
     report.seconds = time.perf_counter() - start
     return report
 
@@ -200,10 +207,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mutants", action="store_true", help="try the mutants of coursetools.devtools.mutate too")
     parser.add_argument("--only", nargs="*", help="answer cells (grade_ids) to try; default: all")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per cell before a try fails")
+    parser.add_argument("--all-visible", action="store_true",
+                        help="report a part only when the answer passed every visible test of its exercise")
     args = parser.parse_args(argv)
     status = 0
     for assignment in args.assignments:
-        report = find_surprises(assignment, args.mutants, args.only, args.timeout)
+        report = find_surprises(assignment, args.mutants, args.only, args.timeout, each_part=not args.all_visible)
         for found in [*report.rejected, *report.surprises]:
             print(f"{assignment} {found.describe()}")
         print(f"{assignment}: {report.tried} candidates, {len(report.rejected)} right answers rejected, "

@@ -3,8 +3,10 @@
 Set as nbgrader's autograde ``Execute`` step in ``nbgrader_config.py``. Before the notebook's first
 cell the kernel imports :mod:`coursetools.checks.bridge` and installs the cap on each cell's output
 (:mod:`coursetools.checks.output_cap`, at ``CapOutputBytes.max_bytes``). Each graded cell's *visible*
-part (its source without the ``### BEGIN HIDDEN TESTS`` block) runs in the kernel; if it passed,
-the hidden block runs in a :class:`~coursetools.checker.Checker` in this process, whose calls into
+part (its source without the ``### BEGIN HIDDEN TESTS`` block) runs in the kernel; the hidden block's
+setup (:func:`~coursetools.common.hidden.split_setup`) is defined in the checker whatever it did, so a
+later cell's hidden block can use its helpers; if it passed, the rest of the hidden block runs in a
+:class:`~coursetools.checker.Checker` in this process, whose calls into
 the kernel are messages to the kernel's bridge (:mod:`coursetools.checker.kernel_link`: no cell, no
 history; a dead kernel is a dead kernel, ``DeadKernelError``). A failed hidden check becomes an
 ``error`` output of the cell (the check's message, never the hidden source), so nbgrader's
@@ -35,7 +37,7 @@ from coursetools.checker.clock import WALL, WALL_FACTOR, Clock
 from coursetools.checker.kernel_link import KernelLink
 from coursetools.checker.term import term_seeds
 from coursetools.common.cells import nbgrader_meta
-from coursetools.common.hidden import split_hidden_block
+from coursetools.common.hidden import split_hidden_block, split_setup
 from coursetools.grading.nbgrader_plugins import TIMEOUT_ERROR, WALL_STOP
 from coursetools.grading.output_cap import CapOutputBytes
 
@@ -99,8 +101,14 @@ class CheckedExecute(Execute):
             cell.source = full
         if locked:
             self._checker.add_locked(visible)
+        setup, checks = split_setup(hidden)
+        try:
+            self._checker.add_setup(setup)
+        except Exception as error:  # noqa: BLE001 - the instructor's setup failed: the cell's error
+            cell.outputs.append(error_output(error))
+            return cell, resources
         if not any(output.output_type == "error" for output in cell.outputs):
-            self._run_hidden(cell, hidden)
+            self._run_hidden(cell, checks)
         return cell, resources
 
     def _run_visible(self, cell, resources, index):

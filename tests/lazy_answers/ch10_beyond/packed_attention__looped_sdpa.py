@@ -1,5 +1,5 @@
 # The visible test's reference, the library's causal attention looped over the sequences, in block-diagonal out and weights.
-# earns 1: the checks of cu_seqlens are written (test_packed_attention_checks); the attention it calls is refused
+# earns 0: the attention it calls is refused, and outside the allow-list (the exercise's two test cells withheld, the checks of cu_seqlens included)
 def packed_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                      cu_seqlens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Causal attention within each packed sequence. q, k, v (h, N, d_k) -> (out (h, N, d_k), weights (h, N, N))."""
