@@ -207,6 +207,23 @@ class CourseCopy:
         return earned, possible
 
 
+def one_exercise_source(instructions: str, answer: str, answer_id: str, visible: str,
+                        hidden: str) -> nbformat.NotebookNode:
+    """A source with one exercise, for the lints' tests: its instructions, the answer cell
+    ``answer_id`` and one 2-point test cell ``test_<answer_id>`` (``visible``, then ``hidden``)."""
+    def meta(**nbgrader):
+        return {"nbgrader": {"schema_version": 3, **nbgrader}}
+    test = f"{visible}### BEGIN HIDDEN TESTS\n{hidden}### END HIDDEN TESTS\n"
+    return nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell(instructions, metadata=meta(grade=False, grade_id="task", locked=True,
+                                                                  solution=False)),
+        nbformat.v4.new_code_cell(answer, metadata=meta(grade=False, grade_id=answer_id, locked=False,
+                                                        solution=True)),
+        nbformat.v4.new_code_cell(test, metadata=meta(grade=True, grade_id=f"test_{answer_id}", locked=True,
+                                                      points=2, solution=False)),
+    ])
+
+
 def cells_of(nb: nbformat.NotebookNode, kind: str) -> list:
     """``solution`` cells or ``test`` cells (autograded code tests), in order."""
     code = [c for c in nb.cells if c.cell_type == "code"]

@@ -13,6 +13,8 @@ import pytest
 from coursetools.authoring.fairness import check_fairness, hidden_only_reasons
 from coursetools.authoring.hidden_reads import expected_exceptions, input_shapes, patched_targets
 
+from course_helpers import one_exercise_source
+
 INSTRUCTIONS = ("## Exercise 1: clipped rows (2 points)\n\nWrite `clip_rows(x)` for a 2-D tensor `x`: each row "
                 "clipped below at 0 (the rows of the values keep their order). Raise a `ValueError` for a negative "
                 "count. It must run under a second.")
@@ -26,17 +28,7 @@ HIDDEN = "# checks: value\n# Instructor notes: rows clipped.\n_x = torch.randn(4
 
 def source(hidden: str = HIDDEN, visible: str = VISIBLE, instructions: str = INSTRUCTIONS) -> nbformat.NotebookNode:
     """A source with one exercise: its instructions, an answer cell and one test cell."""
-    def meta(**nbgrader):
-        return {"nbgrader": {"schema_version": 3, **nbgrader}}
-    test = f"{visible}### BEGIN HIDDEN TESTS\n{hidden}### END HIDDEN TESTS\n"
-    return nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_markdown_cell(instructions, metadata=meta(grade=False, grade_id="task", locked=True,
-                                                                  solution=False)),
-        nbformat.v4.new_code_cell(ANSWER, metadata=meta(grade=False, grade_id="clip_rows", locked=False,
-                                                        solution=True)),
-        nbformat.v4.new_code_cell(test, metadata=meta(grade=True, grade_id="test_clip_rows", locked=True, points=2,
-                                                      solution=False)),
-    ])
+    return one_exercise_source(instructions, ANSWER, "clip_rows", visible, hidden)
 
 
 def problems_with(hidden: str, **changes) -> list[str]:

@@ -22,6 +22,8 @@ import torch.func
 from coursetools.authoring.stated_rules import rule_sentences, stated_rules, unenforced_rules
 from coursetools.checks import no_autograd, refuse, size_limit
 
+from course_helpers import one_exercise_source
+
 INSTRUCTIONS = ("## Exercise 1: a sampler (2 points)\n\nWrite `sample(weights, generator)`, one draw per row. "
                 "You may not use `torch.multinomial`: the tests refuse it while your function runs. "
                 "Do not fit the rows to a table. Return a one-hot.")
@@ -33,16 +35,7 @@ HIDDEN = "# checks: value\n# Instructor notes: rows.\n_ = 1\n"
 
 def source(visible: str, instructions: str = INSTRUCTIONS) -> nbformat.NotebookNode:
     """A source with one exercise: its instructions, an answer cell and one test cell."""
-    def meta(**nbgrader):
-        return {"nbgrader": {"schema_version": 3, **nbgrader}}
-    test = f"{visible}### BEGIN HIDDEN TESTS\n{HIDDEN}### END HIDDEN TESTS\n"
-    return nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_markdown_cell(instructions, metadata=meta(grade=False, grade_id="task", locked=True,
-                                                                  solution=False)),
-        nbformat.v4.new_code_cell(ANSWER, metadata=meta(grade=False, grade_id="sample", locked=False, solution=True)),
-        nbformat.v4.new_code_cell(test, metadata=meta(grade=True, grade_id="test_sample", locked=True, points=2,
-                                                      solution=False)),
-    ])
+    return one_exercise_source(instructions, ANSWER, "sample", visible, HIDDEN)
 
 
 def test_the_lint_reads_the_rule_sentences():
