@@ -82,7 +82,8 @@ def test_edition_holds_what_a_student_needs_and_no_instructor_file(edition: Path
     assert {f"notebooks/{a}/{a}.ipynb" for a in ASSIGNMENTS} <= files
     assert {"README.md", "pyproject.toml", "constraints.txt", "LICENSE", "transformer_lib/__init__.py"} <= files
     assert {f for f in files if f.startswith("coursetools/")} == {
-        "coursetools/__init__.py", "coursetools/checks/__init__.py", "coursetools/checks/tamper.py"}
+        "coursetools/__init__.py", "coursetools/checks/__init__.py", "coursetools/checks/tamper.py",
+        "coursetools/checks/refusals.py", "coursetools/checks/managers.py", "coursetools/checks/names.py"}
     instructor = [f for f in files if f.split("/")[0] in {"solutions", "tests", "grading", "book", "benchmarks"}
                   or f.endswith(".md") and f != "README.md"]
     assert not instructor, f"instructor files in the edition: {instructor}"

@@ -27,7 +27,8 @@ import tomllib
 from coursetools.common.layout import REPO_ROOT
 
 TOP = "transformer-course-student"
-COURSE_MODULES = ("checks/__init__.py", "checks/tamper.py")  # what the notebooks import from coursetools/
+COURSE_MODULES = ("checks/__init__.py", "checks/tamper.py", "checks/refusals.py", "checks/managers.py",
+                  "checks/names.py")  # what the notebooks import from coursetools/
 CHECKS_INIT = '"""What the exercise notebooks import from the course: the checks of their visible tests."""\n'
 
 README = """# The Transformer, built: exercises
