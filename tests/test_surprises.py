@@ -53,7 +53,7 @@ def planted_course(root, allow: bool):
     """A course of ch01_tokens alone with a planted wrong answer (a surprise: pad_id 3 is only hidden)
     and a planted 'right' answer that is wrong (an integer mask), the allow-list line or not."""
     source = (REPO_ROOT / "solutions" / "ch01_tokens" / "ch01_tokens.md").read_text(encoding="utf-8")
-    anchor = "verify_untampered()\nimport random as _random\n\n_rng = _random.Random(1)\n"
+    anchor = "verify_untampered()\nimport random as _random\n\n_rng = _random.Random(term_seed(1))\n"
     assert source.count(anchor) == 1, "pad_left's hidden block changed: plant the line elsewhere"
     if allow:
         source = source.replace(anchor, anchor.replace("import random", ALLOWED + "import random"))
