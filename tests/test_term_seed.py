@@ -70,8 +70,11 @@ def test_two_terms_call_with_other_inputs_and_grade_the_same(assignment, tmp_pat
         found = re.findall(r"SEEN (\d+) ([0-9a-f]{64})", printed)
         assert found and int(found[-1][0]) > 0, f"term {term}: the recorder saw no call of the hidden checks"
         seen[term] = found[-1][1]
+    # the recorder reads the call stack (_called_by_tests), which make grade's scan flags: its points are withheld
+    # for review, so only the model answers' points are compared between the terms
     for term, earned in points.items():
-        assert all(got == possible > 0 for got, possible in earned.values()), f"term {term}: {earned}"
+        got, possible = earned["solution"]
+        assert got == possible > 0, f"term {term}: {earned}"
     assert seen[1] != seen[2], "the hidden checks called the answers with the same inputs in both terms"
     assert hashlib.sha256(b"").hexdigest() not in seen.values()
 
