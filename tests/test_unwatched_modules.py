@@ -29,25 +29,7 @@ UNDER_RULE = """### BEGIN HIDDEN TESTS
 with refuse(torch, "cumsum", "write the sum yourself"):
     assert_equal(float(total(torch.ones(3))), 3.0)
 ### END HIDDEN TESTS"""
-NO_STACK = """
-import contextlib
-
-
-class _NoStack:
-    '''An ExitStack that enters nothing: every rule the kernel entered through one is off.'''
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def enter_context(self, manager):
-        return None
-
-
-contextlib.ExitStack = _NoStack
-"""
+NO_STACK = (REPO_ROOT / "tests" / "hostile" / "any_exitstack_replaced.py").read_text(encoding="utf-8")  # one source
 RECORDER = """
 import zmq
 _SEEN = []

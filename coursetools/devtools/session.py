@@ -34,10 +34,12 @@ from coursetools.common.hidden import split_hidden_block, split_setup
 
 @dataclass
 class Outcome:
-    """What running one cell did: whether it passed, and if not why (the error's last line)."""
+    """What running one cell did: whether it passed, and if not why (the error's last line) and whether
+    its hidden block (or hidden setup) failed it, its visible part having passed."""
 
     passed: bool
     reason: str = ""
+    hidden: bool = False
 
 
 @dataclass
@@ -99,16 +101,16 @@ class KernelSession:
         try:
             self.checker.add_setup(setup)
         except Exception as error:  # noqa: BLE001 - the instructor's setup failed: the cell fails
-            return Outcome(False, f"{type(error).__name__}: {error}".strip())
+            return Outcome(False, f"{type(error).__name__}: {error}".strip(), hidden=outcome.passed)
         if not (outcome.passed and checks.strip()):
             return outcome
         self.checker.clock = clock
         try:
             self.checker.run_hidden(checks)
         except CheckTimeout:
-            return Outcome(False, f"timed out after {self.timeout:g} s")
+            return Outcome(False, f"timed out after {self.timeout:g} s", hidden=True)
         except Exception as error:  # noqa: BLE001 - a failed hidden check, reported as nbgrader shows it
-            return Outcome(False, f"{type(error).__name__}: {error}".strip())
+            return Outcome(False, f"{type(error).__name__}: {error}".strip(), hidden=True)
         finally:
             self.checker.clock = None
         return Outcome(True)

@@ -17,11 +17,10 @@ answers to find them. For each answer cell of the assignment, in one kernel
   every point: each of its test cells, hidden part included, must pass. One that fails is reported
   as *rejected*, with the failure: a correct answer the tests refuse is the worst surprise of all.
 
-Each candidate replaces the model answer; the test cells that grade it run twice: first their
-**visible** part (the cell as released, hidden block removed by
-:func:`~coursetools.common.hidden.split_hidden_block`), then the
-**full** cells (visible part in the kernel, hidden block in the checker, as grading runs them).
-A *surprise* is a test cell whose visible part the candidate passes and whose full cell it fails,
+Each candidate replaces the model answer; the test cells that grade it run once each, as grading runs
+them: the **visible** part (the cell as released) in the kernel, then, when it passed, the **hidden**
+block (:func:`~coursetools.common.hidden.split_hidden_block`) in the checker.
+A *surprise* is a test cell whose visible part the candidate passes and whose hidden block fails it,
 whatever it did in the exercise's other cells (each part is graded on its own: a part that fails its
 visible test does not excuse a hidden failure in another); it is reported with the hidden failure's
 message. Then the model answer runs again.
@@ -152,19 +151,19 @@ def try_right_answer(kernel: KernelSession, candidate: Candidate, answer: Answer
 
 def try_candidate(kernel: KernelSession, candidate: Candidate, answer: AnswerCell,
                   each_part: bool = True) -> list[Surprise]:
-    """The surprises of ``candidate`` in place of ``answer``'s model answer: one per full test cell it
-    fails whose visible part it passed (whatever it did in the other cells: a part is graded on its own);
-    with ``each_part`` False, only when it passed every visible part (the finder before issue 50)."""
+    """The surprises of ``candidate`` in place of ``answer``'s model answer: one per test cell whose visible
+    part it passes and whose hidden block fails it, whatever it did in the other cells (a part is graded on
+    its own); with ``each_part`` False, only when it passed every visible part (the finder before issue 50).
+    Each test cell runs once, as grading runs it (its hidden block only when its visible part passed)."""
     with standing_in(kernel, candidate, answer) as ran:
         if not ran.passed:
             return []
-        shown = {test_id for test_id, test in answer.tests
-                 if kernel.run(split_hidden_block(test)[0], locked=True).passed}
-        if not each_part and len(shown) < len(answer.tests):
+        outcomes = {test_id: kernel.run(test, locked=True) for test_id, test in answer.tests}
+        if not each_part and any(not o.passed and not o.hidden for o in outcomes.values()):
             return []
         tests = dict(answer.tests)
-        return [Surprise(candidate, test_id, why, allowed(candidate, split_hidden_block(tests[test_id])[1]))
-                for test_id, why in kernel.failures(answer) if test_id in shown]
+        return [Surprise(candidate, test_id, o.reason, allowed(candidate, split_hidden_block(tests[test_id])[1]))
+                for test_id, o in outcomes.items() if o.hidden]
 
 
 def find_surprises(assignment: str, with_mutants: bool = False, only: list[str] | None = None,
