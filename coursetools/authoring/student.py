@@ -29,8 +29,8 @@ from coursetools.common.layout import REPO_ROOT
 TOP = "transformer-course-student"
 # what the notebooks import from coursetools/: the checks, and the scan their May-use check shares with the grader
 COURSE_MODULES = ("checks/__init__.py", "checks/tamper.py", "checks/refusals.py", "checks/managers.py",
-                  "checks/names.py", "checks/may_use.py", "common/__init__.py", "common/allowlist.py", "common/cells.py",
-                  "common/pynames.py", "common/pyscan.py")
+                  "checks/names.py", "checks/may_use.py", "common/__init__.py", "common/allowlist.py",
+                  "common/cells.py", "common/pynames.py", "common/pyscan.py")
 CHECKS_INIT = '"""What the exercise notebooks import from the course: the checks of their visible tests."""\n'
 
 README = """# The Transformer, built: exercises

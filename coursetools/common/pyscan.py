@@ -311,7 +311,8 @@ def _read_names(tree: ast.AST) -> set[str]:
 
 def _binding_alone(node: ast.AST, name: str) -> ast.AST:
     """What binds ``name`` in ``node``: of an import, only the alias that binds it (``from transformer_lib.attention
-    import AdditiveAttention, masked_softmax`` reached through ``masked_softmax`` does not use ``AdditiveAttention``)."""
+    import AdditiveAttention, masked_softmax`` reached through ``masked_softmax`` does not use
+    ``AdditiveAttention``)."""
     if not isinstance(node, (ast.Import, ast.ImportFrom)):
         return node
     aliases = [alias for alias in node.names
