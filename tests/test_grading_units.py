@@ -55,8 +55,7 @@ from coursetools.grading.outcomes import (
     reviewed,
     tampering_seen_by_tests,
 )
-from coursetools.grading.pyscan import submission_findings
-from coursetools.grading.scan import locked_cell_changes
+from coursetools.grading.scan import locked_cell_changes, submission_findings
 from coursetools.grading.state import REVIEWS
 from coursetools.reports.exports import ClassTable, class_row, csv_rows, lateness, write_csv
 from coursetools.reports.report import ExerciseStats, exercise_stats, histogram_svg, render
@@ -230,8 +229,20 @@ def test_the_may_use_line_is_the_allow_list_and_the_lint_asks_for_it():
     assert may_use_problems(source) == ["add: the instructions restrict the means but state no "
                                         "'**May use:** ...; **not:** ...' line"]
     source.cells[1].source += "\n\n**May use:** by hand: public torch; **not:** `nn.RNNCell`, `torch.rnn_tanh_cell`."
-    assert may_use_problems(source) == ["add: the May-use line does not name torch.rnn_tanh, which the tests refuse"]
+    no_call = ('add: its first test cell test_add does not start with assert_may_use("<the answer\'s names>", '
+               '"<the May-use line>")')
+    assert may_use_problems(source) == ["add: the May-use line does not name torch.rnn_tanh, which the tests refuse",
+                                        no_call]
     source.cells[1].source = source.cells[1].source.replace("`nn.RNNCell`", "`nn.RNNCell`, `torch.rnn_tanh`")
+    assert may_use_problems(source) == [no_call]
+    # the visible test checks the line the instructions state, for the names the answer binds
+    line = "**May use:** by hand: public torch; **not:** `nn.RNNCell`, `torch.rnn_tanh`, `torch.rnn_tanh_cell`."
+    test = source.cells[3].source
+    source.cells[3].source = f"assert_may_use('add, sub', {line.replace('by hand: ', '')!r})\n{test}"
+    assert may_use_problems(source) == [
+        "add: the line assert_may_use checks in test_add is not the instructions' May-use line",
+        "add: assert_may_use in test_add names sub, which the answer does not bind"]
+    source.cells[3].source = f"assert_may_use('add', {line!r})\n{test}"
     assert may_use_problems(source) == []
     refused = frozenset({"torch.nn.RNNCell", "torch.rnn_tanh_cell", "torch.rnn_tanh"})
     assert allow_lists(source) == {"add": Allowed(refused, by_hand=True)}
