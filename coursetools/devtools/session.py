@@ -88,6 +88,10 @@ class KernelSession:
         self.link = KernelLink(self.client, self.manager)
         self.checker = Checker(self.link, term_seeds(term_seed))
 
+    def use_term(self, term_seed: int) -> None:
+        """The hidden blocks run from now on draw their seeds from the term ``term_seed``."""
+        self.checker.use_term(term_seeds(term_seed))
+
     def run(self, code: str, locked: bool = False) -> Outcome:
         """Run a cell; ``locked``: a cell of the instructor's (setup, given code, a test), whose
         definitions the checker takes and whose hidden block, if any, the checker runs."""
