@@ -19,7 +19,7 @@ from nbgrader.utils import compute_checksum
 
 from coursetools.authoring.lint import lint_notebook
 from coursetools.cli import not_ok
-from coursetools.common.allowlist import Allowed, allow_lists, answer_test_cells, may_use_problems
+from coursetools.common.allowlist import Allowed, allow_lists, answer_test_cells, may_use_problems, parse_may_use
 from coursetools.common.cells import GradedCell, graded_cells
 from coursetools.common.hidden import (
     HIDDEN_PLACEHOLDER,
@@ -34,6 +34,7 @@ from coursetools.common.hidden import (
     visible_text,
 )
 from coursetools.common.layout import REPO_ROOT, Course, course_directory
+from coursetools.common.pyscan import history_findings
 from coursetools.grading.nbgrader_plugins import HideHiddenTests
 from coursetools.grading.outcomes import (
     CELL_TIMED_OUT,
@@ -55,8 +56,7 @@ from coursetools.grading.outcomes import (
     reviewed,
     tampering_seen_by_tests,
 )
-from coursetools.grading.pyscan import submission_findings
-from coursetools.grading.scan import locked_cell_changes
+from coursetools.grading.scan import locked_cell_changes, submission_findings
 from coursetools.grading.state import REVIEWS
 from coursetools.reports.exports import ClassTable, class_row, csv_rows, lateness, write_csv
 from coursetools.reports.report import ExerciseStats, exercise_stats, histogram_svg, render
@@ -230,13 +230,49 @@ def test_the_may_use_line_is_the_allow_list_and_the_lint_asks_for_it():
     assert may_use_problems(source) == ["add: the instructions restrict the means but state no "
                                         "'**May use:** ...; **not:** ...' line"]
     source.cells[1].source += "\n\n**May use:** by hand: public torch; **not:** `nn.RNNCell`, `torch.rnn_tanh_cell`."
-    assert may_use_problems(source) == ["add: the May-use line does not name torch.rnn_tanh, which the tests refuse"]
+    no_call = ('add: its first test cell test_add does not start with assert_may_use("<the answer\'s names>", '
+               '"<the May-use line>")')
+    assert may_use_problems(source) == ["add: the May-use line does not name torch.rnn_tanh, which the tests refuse",
+                                        no_call]
     source.cells[1].source = source.cells[1].source.replace("`nn.RNNCell`", "`nn.RNNCell`, `torch.rnn_tanh`")
+    assert may_use_problems(source) == [no_call]
+    # the visible test checks the line the instructions state, for the names the answer binds
+    line = "**May use:** by hand: public torch; **not:** `nn.RNNCell`, `torch.rnn_tanh`, `torch.rnn_tanh_cell`."
+    test = source.cells[3].source
+    source.cells[3].source = f"assert_may_use('add, sub', {line.replace('by hand: ', '')!r})\n{test}"
+    assert may_use_problems(source) == [
+        "add: the line assert_may_use checks in test_add is not the instructions' May-use line",
+        "add: assert_may_use in test_add names sub, which the answer does not bind"]
+    source.cells[3].source = f"assert_may_use('add', {line!r})\n{test}"
     assert may_use_problems(source) == []
     refused = frozenset({"torch.nn.RNNCell", "torch.rnn_tanh_cell", "torch.rnn_tanh"})
     assert allow_lists(source) == {"add": Allowed(refused, by_hand=True)}
     assert answer_test_cells(source) == {"add": ["test_add"]}  # the points a use outside the list costs
 
+
+
+def test_the_visible_check_reads_the_latest_answer_in_the_kernels_history():
+    """assert_may_use's scan (coursetools/checks/may_use.py): the cells a kernel ran, only the latest binding of a
+    name counting, the test cell left out; an import reached through one name uses only that name."""
+    rule = parse_may_use("**May use:** public torch; **not:** `torch.rnn_tanh_cell`.")
+    setup = ("In [1]", "import torch\nfrom torch import rnn_tanh_cell, tanh")
+    flagged = ("In [2]", "def add(a, b):\n    return torch.rnn_tanh_cell(a, b)")
+    fixed = ("In [3]", "def add(a, b):\n    return tanh(a) + b")
+    test = "assert add(1, 2) == 3"
+
+    def found(*history):
+        return [str(finding) for finding in history_findings(list(history), test, ["add"], rule)]
+
+    assert found(setup, flagged) == ["In [2], line 2: uses torch.rnn_tanh_cell, which this exercise's allow-list "
+                                     "refuses"]
+    assert found(setup, flagged, fixed) == []  # fixed and run again: the flagged version is history
+    assert found(setup, fixed, ("In [3]", flagged[1])) == ["In [3], line 2: uses torch.rnn_tanh_cell, which this "
+                                                           "exercise's allow-list refuses"]
+    helper = ("In [4]", "def step(a):\n    return rnn_tanh_cell(a)")
+    assert found(setup, ("In [3]", "def add(a, b):\n    return step(a) + b"), helper) == [  # what the answer reaches
+        "In [1], line 2: uses torch.rnn_tanh_cell, which this exercise's allow-list refuses",
+        "In [4], line 2: uses torch.rnn_tanh_cell, which this exercise's allow-list refuses"]
+    assert found(setup) == []  # the answer not run yet: the test itself says so (NameError)
 
 # --- hidden blocks and leaks --------------------------------------------------------------------
 

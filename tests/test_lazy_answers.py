@@ -11,7 +11,7 @@ stated but not enforced yet, the line says what it earns now and once the rule l
 Each file is graded as the copies of ``tests/test_wrong_answers.py`` are (one kernel per
 assignment, model answers in the other cells, hidden blocks in the checker under the
 assignment's own term seed), then scanned as ``make grade`` scans a submission (a use outside its
-exercise's allow-list withholds that exercise's test cells, :mod:`coursetools.grading.pyscan`), and
+exercise's allow-list withholds that exercise's test cells, :mod:`coursetools.common.pyscan`), and
 must earn what it declares (either number, for a rule still to
 land; once it earns the second, a note says to drop the first): more is a lazy route the tests let
 through. ``pytest -s`` prints each assignment's lazy points: per answer cell the most any of its lazy
@@ -31,7 +31,7 @@ from coursetools.authoring.sources import assignments
 from coursetools.common.allowlist import allow_lists, answer_test_cells
 from coursetools.common.cells import graded_cells
 from coursetools.common.layout import REPO_ROOT
-from coursetools.grading.pyscan import submission_findings
+from coursetools.grading.scan import submission_findings
 
 from course_helpers import answer_files, assignment_term, graded_outcomes, with_cells
 

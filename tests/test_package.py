@@ -14,6 +14,7 @@ from pathlib import Path
 
 import coursetools
 import transformer_lib
+from coursetools.authoring import student
 from coursetools.common.layout import REPO_ROOT
 
 
@@ -137,11 +138,17 @@ def test_each_stage_of_coursetools_imports_only_the_stages_before_it():
     assert not upward, "a stage imports a later one:\n" + "\n".join(upward)
 
 
+# the modules of common/ the kernel's side imports (the scan the visible tests' May-use check shares with the grader)
+KERNEL_COMMON = {"coursetools.common", "coursetools.common.allowlist", "coursetools.common.cells",
+                 "coursetools.common.pynames", "coursetools.common.pyscan"}
+
+
 def test_the_kernels_side_imports_nothing_of_the_graders():
     """``coursetools.checks`` is all the grading code a student's kernel runs: it must not import the grader's
-    modules (their code and data would then be in the kernel's reach), nor the heavy packages the grader uses."""
+    modules (their code and data would then be in the kernel's reach), nor the heavy packages the grader uses;
+    of ``common/`` only the scan its May-use check shares with the grader (no nbformat, no nbgrader)."""
     graph = _coursetools_graph()
-    kernel_side = {m for m in graph if m == "coursetools.checks" or m.startswith("coursetools.checks.")}
+    kernel_side = {m for m in graph if m == "coursetools.checks" or m.startswith("coursetools.checks.")} | KERNEL_COMMON
     assert "coursetools.checks.bridge" in kernel_side
     outside = {f"{m} imports {i}" for m in kernel_side for i in graph[m]
                if i not in kernel_side and i != "coursetools"}
@@ -158,6 +165,20 @@ def test_the_kernels_side_imports_nothing_of_the_graders():
              "bs4", "psutil", "jinja2", "nbformat"}
     assert not heavy & {m.split(".")[0] for m in loaded}, \
         f"importing the bridge loads {sorted(heavy & {m.split('.')[0] for m in loaded})}, which it does not need"
+
+
+def test_the_student_edition_ships_every_module_the_notebooks_checks_import():
+    """``from coursetools.checks import ...`` in a student's kernel: every module it imports is in the edition."""
+    graph = _coursetools_graph()
+    needed, todo = set(), ["coursetools.checks"]
+    while todo:
+        module = todo.pop()
+        if module not in needed:
+            needed.add(module)
+            todo += graph[module] - {"coursetools"}
+    shipped = {"coursetools." + m.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+               for m in student.COURSE_MODULES}
+    assert needed - shipped == set(), "the student edition lacks modules the checks import (COURSE_MODULES)"
 
 
 def test_the_import_reader_sees_imports_and_leaves_out_type_only_ones(tmp_path: Path):

@@ -83,7 +83,9 @@ def test_edition_holds_what_a_student_needs_and_no_instructor_file(edition: Path
     assert {"README.md", "pyproject.toml", "constraints.txt", "LICENSE", "transformer_lib/__init__.py"} <= files
     assert {f for f in files if f.startswith("coursetools/")} == {
         "coursetools/__init__.py", "coursetools/checks/__init__.py", "coursetools/checks/tamper.py",
-        "coursetools/checks/refusals.py", "coursetools/checks/managers.py", "coursetools/checks/names.py"}
+        "coursetools/checks/refusals.py", "coursetools/checks/managers.py", "coursetools/checks/names.py",
+        "coursetools/checks/may_use.py", "coursetools/common/__init__.py", "coursetools/common/allowlist.py",
+        "coursetools/common/cells.py", "coursetools/common/pynames.py", "coursetools/common/pyscan.py"}
     instructor = [f for f in files if f.split("/")[0] in {"solutions", "tests", "grading", "book", "benchmarks"}
                   or f.endswith(".md") and f != "README.md"]
     assert not instructor, f"instructor files in the edition: {instructor}"

@@ -5,8 +5,8 @@
 
 * ``notebooks/``: the released exercise notebooks (nbgrader's stubs, no hidden tests);
 * ``transformer_lib/``: the library the notebooks import, and ``coursetools/checks/__init__.py`` with the
-  tamper guard it imports, ``coursetools/checks/tamper.py``: the checks the visible tests call (the only
-  course tools a student needs);
+  modules it imports (:data:`COURSE_MODULES`: the tamper guard, the rules, the May-use check and the scan it
+  shares with the grader): the checks the visible tests call (the only course tools a student needs);
 * ``pyproject.toml`` and ``constraints.txt``: the library's dependencies, pinned exactly as here;
 * ``README.md``: the book's address (``--book-url`` or ``html.baseurl`` of ``_config.yml``), the
   two commands (set up the environment; open Jupyter) and how to submit (keep the file name).
@@ -27,8 +27,10 @@ import tomllib
 from coursetools.common.layout import REPO_ROOT
 
 TOP = "transformer-course-student"
+# what the notebooks import from coursetools/: the checks, and the scan their May-use check shares with the grader
 COURSE_MODULES = ("checks/__init__.py", "checks/tamper.py", "checks/refusals.py", "checks/managers.py",
-                  "checks/names.py")  # what the notebooks import from coursetools/
+                  "checks/names.py", "checks/may_use.py", "common/__init__.py", "common/allowlist.py",
+                  "common/cells.py", "common/pynames.py", "common/pyscan.py")
 CHECKS_INIT = '"""What the exercise notebooks import from the course: the checks of their visible tests."""\n'
 
 README = """# The Transformer, built: exercises
@@ -130,8 +132,8 @@ def build(course_root: Path = REPO_ROOT, dist: Path | None = None, url: str | No
     edition.mkdir(parents=True)
     _copy_tree(course_root / "notebooks", edition / "notebooks", ("*.ipynb",))
     _copy_tree(course_root / "transformer_lib", edition / "transformer_lib", ("*.py",))
-    (edition / "coursetools" / "checks").mkdir(parents=True)
     for module in COURSE_MODULES:
+        (edition / "coursetools" / module).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(course_root / "coursetools" / module, edition / "coursetools" / module)
     (edition / "coursetools" / "__init__.py").write_text(CHECKS_INIT, encoding="utf-8")
     shutil.copy2(course_root / "constraints.txt", edition / "constraints.txt")

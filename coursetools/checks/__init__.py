@@ -6,7 +6,9 @@ Every notebook's locked setup cell imports this module, that is *before* any stu
   captured at import (the builtins they use are copied into this module too), explain what is
   wrong, and call :func:`verify_untampered` first;
 * :func:`expect_raises` checks that a block refuses bad input, and never turns tampering into a
-  plain failure (a context manager of this module's: ``contextlib`` is the notebook's to replace).
+  plain failure (a context manager of this module's: ``contextlib`` is the notebook's to replace);
+* :func:`assert_may_use` checks what an answer uses against its exercise's May-use line, with the
+  grader's scan on the code run in the kernel (:mod:`coursetools.checks.may_use`).
 
 The tamper guard they rely on is :mod:`coursetools.checks.tamper`; its public names
 (:class:`TamperingError`, :func:`verify_untampered`, :func:`forbid`, :func:`refuse`) are imported
@@ -22,11 +24,12 @@ from typing import Any
 import numpy
 import torch
 
+from coursetools.checks.may_use import assert_may_use
 from coursetools.checks.refusals import forbid, no_autograd, refuse, size_limit
 from coursetools.checks.tamper import ORIGINAL_BUILTINS, TamperingError, guard, verify_untampered
 
 __all__ = ["TamperingError", "verify_untampered", "assert_close", "assert_equal", "assert_shape", "forbid",
-           "refuse", "no_autograd", "size_limit", "expect_raises"]
+           "refuse", "no_autograd", "size_limit", "expect_raises", "assert_may_use"]
 
 # This module decides with the builtins as they were at import, whatever the notebook does later.
 globals().update(ORIGINAL_BUILTINS)

@@ -12,7 +12,7 @@ and, for every exercise with such a line, what no answer with rules needs (:data
 torch's private names and ``torch._C``, ``torch.ops``, ``runpy``, ``importlib``, ``sys``, ``gc``,
 ``ctypes``, ``zmq``, ``contextlib``, ``eval``...). "by hand" (or "without autograd") before ``**not:**``
 refuses autograd as well (:data:`REFUSED_BY_HAND`). The grader's scan
-(:mod:`coursetools.grading.pyscan`) reports what an answer uses outside its list.
+(:mod:`coursetools.common.pyscan`) reports what an answer uses outside its list.
 """
 
 from __future__ import annotations
@@ -20,10 +20,13 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-
-from nbformat import NotebookNode
+from typing import TYPE_CHECKING
 
 from coursetools.common.cells import grade_id, is_autograded_test, nbgrader_meta
+from coursetools.common.pynames import bound_by
+
+if TYPE_CHECKING:  # not imported at run time: the visible tests' check reads the May-use line in the kernel
+    from nbformat import NotebookNode
 
 MAY_USE = re.compile(r"\*\*May use:\*\*(?P<allowed>.*?);\s*\*\*not:\*\*(?P<refused>[^\n]*)")
 BY_HAND = re.compile(r"\bby hand\b|\bwithout autograd\b", re.IGNORECASE)
@@ -148,9 +151,11 @@ def answer_test_cells(nb: NotebookNode) -> dict[str, list[str]]:
 
 
 def may_use_problems(nb: NotebookNode) -> list[str]:
-    """The lint's findings: an exercise that restricts the means without a May-use line, or whose line
-    leaves out a name its tests forbid or refuse (compared by last name: ``nn.RNNCell``, ``torch.nn.RNNCell``)."""
+    """The lint's findings: an exercise that restricts the means without a May-use line, whose line
+    leaves out a name its tests forbid or refuse (compared by last name: ``nn.RNNCell``, ``torch.nn.RNNCell``), or
+    whose first test cell does not check it (:func:`_visible_check_problems`)."""
     problems = []
+    answers = {grade_id(cell): cell.source for cell in nb.cells if nbgrader_meta(cell).get("solution")}
     for exercise in exercises(nb):
         allowed, where = exercise.allowed, ", ".join(exercise.answers)
         if allowed is None:
@@ -163,7 +168,49 @@ def may_use_problems(nb: NotebookNode) -> list[str]:
                          and not _under_any(_expanded(name), allowed.refusals()))
         if missing:
             problems.append(f"{where}: the May-use line does not name {', '.join(missing)}, which the tests refuse")
+        problems += _visible_check_problems(exercise, answers)
     return problems
+
+
+def _visible_check_problems(exercise: Exercise, answers: dict[str, str]) -> list[str]:
+    """The exercise's first test cell must start with ``assert_may_use("<names>", "<its May-use line>")``: the
+    line exactly the instructions' (text, visible test and grader read one list), each name one its answer binds."""
+    where, test = ", ".join(exercise.answers), exercise.test_ids[0] if exercise.test_ids else "(none)"
+    call = may_use_call(exercise.tests[0]) if exercise.tests else None
+    if call is None:
+        return [f"{where}: its first test cell {test} does not start with "
+                "assert_may_use(\"<the answer's names>\", \"<the May-use line>\")"]
+    names, line = call
+    problems = []
+    if line != MAY_USE.search(exercise.instructions).group(0):
+        problems.append(f"{where}: the line assert_may_use checks in {test} is not the instructions' May-use line")
+    bound = {name for answer in exercise.answers for statement in _statements(answers.get(answer, ""))
+             for name, _, _ in bound_by(statement)}
+    unbound = [name.strip() for name in names.split(",") if name.strip() not in bound]
+    if unbound:
+        problems.append(f"{where}: assert_may_use in {test} names {', '.join(unbound)}, which the answer does not bind")
+    return problems
+
+
+def _statements(code: str) -> list[ast.stmt]:
+    try:
+        return ast.parse(code).body
+    except SyntaxError:
+        return []
+
+
+def may_use_call(code: str) -> tuple[str, str] | None:
+    """(names, line) of the ``assert_may_use("<names>", "<May-use line>")`` call a test cell starts with
+    (:func:`coursetools.checks.may_use.assert_may_use`), or None when it starts otherwise."""
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return None
+    call = body[0].value if body and isinstance(body[0], ast.Expr) else None
+    if not (isinstance(call, ast.Call) and _called(call) == "assert_may_use" and len(call.args) == 2
+            and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in call.args)):
+        return None
+    return call.args[0].value, call.args[1].value
 
 
 def _under_any(name: str, refusals: frozenset[str]) -> bool:

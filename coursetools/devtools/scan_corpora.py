@@ -3,8 +3,11 @@
 ``tests/honest_styles/`` holds honest answers in ordinary styles, ``tests/hostile/`` every attack class
 the course knows. Each file is one submission's own code: a first line ``# exercise: <assignment>/<answer
 cell grade_id>``, then the answer cell, then, after each ``# %%`` line, a cell the student added. It is
-scanned (:func:`coursetools.grading.pyscan.submission_findings`) as the grader scans a submission: the
-release's locked cells around it, the exercise's allow-list from its source.
+scanned (:func:`coursetools.grading.scan.submission_findings`) as the grader scans a submission: the
+release's locked cells around it, the exercise's allow-list from its source. The visible tests' check
+(:func:`coursetools.checks.may_use.assert_may_use`) reads the same answers as a kernel holds them when the
+notebook is run top to bottom (:func:`visible_findings`): no honest answer may fail it, and every attack
+the file scan finds outside its exercise's allow-list must.
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ import nbformat
 from nbformat.v4 import new_code_cell
 
 from coursetools.authoring.sources import build_notebook
-from coursetools.common.allowlist import Allowed, allow_lists
+from coursetools.common.allowlist import Allowed, allow_lists, exercises, may_use_call, parse_may_use
 from coursetools.common.cells import grade_id
+from coursetools.common.hidden import split_hidden_block
 from coursetools.common.layout import REPO_ROOT
-from coursetools.grading.pyscan import submission_findings
+from coursetools.common.pyscan import Finding, history_findings
+from coursetools.grading.scan import submission_findings
 
 HONEST = REPO_ROOT / "tests" / "honest_styles"
 HOSTILE = REPO_ROOT / "tests" / "hostile"
@@ -36,6 +41,8 @@ class Scanned:
 
     path: Path
     findings: list[str]
+    ruled: bool  # a finding outside the exercise's allow-list (not only what no cell may do)
+    visible: list[str]  # what the visible test's check finds
 
 
 @cache
@@ -64,10 +71,33 @@ def submission(path: Path) -> tuple[nbformat.NotebookNode, nbformat.NotebookNode
     return release, nb, allowed
 
 
+def visible_findings(nb: nbformat.NotebookNode, answer: str) -> list[Finding]:
+    """What the check at the start of the first test cell of ``answer``'s exercise finds when ``nb`` is run top
+    to bottom in a kernel (each code cell before that test is the kernel's history); [] for an exercise
+    without the check."""
+    exercise = next(e for e in exercises(nb) if answer in e.answers)
+    at = next(i for i, cell in enumerate(nb.cells) if grade_id(cell) == exercise.test_ids[0])
+    test = split_hidden_block(nb.cells[at].source)[0]
+    call = may_use_call(test)
+    if call is None:
+        return []
+    history = [(f"In [{n}]", cell.source) for n, cell in
+               enumerate((cell for cell in nb.cells[:at] if cell.cell_type == "code"), start=1)]
+    return history_findings(history, test, [name.strip() for name in call[0].split(",")], parse_may_use(call[1]))
+
+
+def scan_file(path: Path) -> Scanned:
+    """A corpus file, scanned as the grader scans it and as its visible test does."""
+    release, nb, allowed = submission(path)
+    found = submission_findings(release, nb, allowed)
+    answer = EXERCISE.search(path.read_text(encoding="utf-8"))["answer"]
+    return Scanned(path, [str(f) for f in found], any(f.exercise for f in found),
+                   [str(f) for f in visible_findings(nb, answer)])
+
+
 def scan_folder(folder: Path) -> list[Scanned]:
     """Every corpus file of ``folder``, scanned."""
-    return [Scanned(path, [str(finding) for finding in submission_findings(*submission(path))])
-            for path in sorted(folder.glob("*.py"))]
+    return [scan_file(path) for path in sorted(folder.glob("*.py"))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,9 +116,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"attacks flagged: {caught} of {len(hostile)}")
     flagged = caught + len(flagged_honest)
     print(f"precision {caught / flagged if flagged else 1:.3f}, recall {caught / len(hostile) if hostile else 1:.3f}")
+    failed_honest = [s for s in honest if s.visible]
+    ruled = [s for s in hostile if s.ruled]
+    visible_missed = [s for s in ruled if not s.visible]
+    for scanned in failed_honest + visible_missed:
+        print(f"{scanned.path.relative_to(REPO_ROOT)}: the visible check found {scanned.visible or 'nothing'}")
+    print(f"visible check: honest answers failed {len(failed_honest)} of {len(honest)}; attacks outside their "
+          f"allow-list failed {len(ruled) - len(visible_missed)} of {len(ruled)}")
     print(f"scan time: {seconds:.2f} CPU s for {len(honest) + len(hostile)} submissions "
           f"({1000 * seconds / max(1, len(honest) + len(hostile)):.0f} ms each, notebooks built included)")
-    return 1 if flagged_honest or missed else 0
+    return 1 if flagged_honest or missed or failed_honest or visible_missed else 0
 
 
 if __name__ == "__main__":

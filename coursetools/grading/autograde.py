@@ -73,10 +73,9 @@ from coursetools.grading.outcomes import (
     tampering_seen_by_tests,
 )
 from coursetools.grading.output_cap import output_cut
-from coursetools.grading.pyscan import Rules, submission_findings
 from coursetools.grading.rubrics import add_rubrics, hand_graded_answers
 from coursetools.grading.sandbox import check as check_sandbox
-from coursetools.grading.scan import locked_cell_changes, locked_changes_in
+from coursetools.grading.scan import Rules, locked_cell_changes, locked_changes_in, submission_findings
 from coursetools.grading.state import load_state, update_state
 from coursetools.grading.unfinished import record_unfinished
 

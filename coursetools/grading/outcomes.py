@@ -71,7 +71,7 @@ class Outcome:
     # off the gradebook until a regrade finishes (gradebook.close_unfinished, gradebook.restore_overrides)
     overrides: dict[str, float] = field(default_factory=dict)
     # the test cells whose points are withheld because their exercise's answer used what its allow-list
-    # refuses (the scan, coursetools.grading.pyscan): they count 0 unless a review clears the flag
+    # refuses (the scan, coursetools.common.pyscan): they count 0 unless a review clears the flag
     withheld: list[str] = field(default_factory=list)
 
 

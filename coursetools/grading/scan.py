@@ -3,25 +3,34 @@
 nbgrader is not a sandbox: a student's code runs in the kernel that runs the tests. This module
 finds the locked cells (setup, tests, instructions) a submission edited or deleted
 (:func:`locked_cell_changes`, read back from an outcome's details by :func:`locked_changes_in`),
-and reads a cell as Python (:func:`parse_cell`); what the student's code does is read by
-:mod:`coursetools.grading.pyscan`.
+and what the student's own cells do that they may not (:func:`submission_findings`: the scan of
+:mod:`coursetools.common.pyscan` on the submission, the release's locked cells around it).
 """
 
 from __future__ import annotations
 
-import ast
 import re
+from typing import NamedTuple
 
-from IPython.core.inputtransformer2 import TransformerManager
 from nbformat import NotebookNode
 from nbgrader.utils import compute_checksum, is_locked
 
+from coursetools.common.allowlist import Allowed
 from coursetools.common.cells import grade_id, nbgrader_meta
+from coursetools.common.pyscan import Finding, scan
+
+
+class Rules(NamedTuple):
+    """What the scan checks answers against: answer cell grade_id -> its exercise's allow-list
+    (:func:`~coursetools.common.allowlist.allow_lists`), and -> its exercise's test cells (the points a use
+    outside the list withholds, :func:`~coursetools.common.allowlist.answer_test_cells`)."""
+
+    allowed: dict[str, Allowed]
+    tests: dict[str, list[str]]
+
 
 # How an outcome's details name a locked cell the student changed (read back by the feedback).
 LOCKED_CHANGE = re.compile(r"^(edited|deleted) locked cell (\S+)$")
-# The magics a notebook may use (``%matplotlib inline``, ``%time``): not reported as get_ipython.
-ALLOWED_MAGICS = re.compile(r"get_ipython\(\)\.run_line_magic\('(matplotlib|time|timeit)'")
 
 
 def locked_cell_changes(release: NotebookNode, submission: NotebookNode,
@@ -57,10 +66,17 @@ def locked_changes_in(details: list[str]) -> list[tuple[str, str]]:
     return [(found[1], found[2]) for detail in details if (found := LOCKED_CHANGE.match(detail))]
 
 
-def parse_cell(source: str) -> ast.AST | None:
-    """A code cell as Python (IPython magics transformed), or None if it does not parse: such a
-    cell fails in the kernel too, and scores nothing."""
-    try:
-        return ast.parse(ALLOWED_MAGICS.sub("pass  #", TransformerManager().transform_cell(source)))
-    except SyntaxError:
-        return None
+def submission_findings(release: NotebookNode, submission: NotebookNode,
+                        allowed: dict[str, Allowed] | None = None) -> list[Finding]:
+    """What a submission's own code cells (those not locked in ``release``) do that they may not; each reads
+    ``rnn_step, line 3: uses torch.ops.aten.rnn_tanh_cell (under torch.ops), ...`` as a string.
+    The release's locked cells bind the names the student's code reads (the setup's imports).
+
+    ``allowed``: answer cell grade_id -> its exercise's allow-list
+    (:func:`~coursetools.common.allowlist.allow_lists` of the instructor's source)."""
+    locked = {grade_id(cell) for cell in release.cells if is_locked(cell)} - {None}
+    given = [(grade_id(cell) or f"given cell {index + 1}", cell.source, False)
+             for index, cell in enumerate(release.cells) if cell.cell_type == "code" and is_locked(cell)]
+    mine = [(grade_id(cell) or f"cell {index + 1}", cell.source, True) for index, cell in enumerate(submission.cells)
+            if cell.cell_type == "code" and grade_id(cell) not in locked]
+    return scan(given + mine, allowed)

@@ -1,20 +1,23 @@
 """A notebook's code as names: the cells read with ``ast``, the global names they bind, and what each
 expression names (``torch.nn.functional.cross_entropy`` for ``F.cross_entropy`` after
 ``import torch.nn.functional as F``), in the scopes of the functions it is in. The scan
-(:mod:`coursetools.grading.pyscan`) reads a submission through it.
+(:mod:`coursetools.common.pyscan`) reads a submission through it.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from coursetools.grading.scan import parse_cell
+from IPython.core.inputtransformer2 import TransformerManager
 
 # Names IPython's kernel adds to the builtins.
 KERNEL_BUILTINS = frozenset({"get_ipython", "display"})
+# The magics a notebook may use (``%matplotlib inline``, ``%time``): not reported as get_ipython.
+ALLOWED_MAGICS = re.compile(r"get_ipython\(\)\.run_line_magic\('(matplotlib|time|timeit)'")
 # Calls that import a module named by their first argument.
 IMPORTERS = frozenset({"importlib.import_module", "builtins.__import__"})
 
@@ -209,3 +212,12 @@ def read_cells(cells: Iterable[tuple[str, str, bool]]) -> Notebook:
     out (it fails in the kernel too, and scores nothing)."""
     return Notebook([Cell(label, tree, student) for label, code, student in cells
                      if (tree := parse_cell(code)) is not None])
+
+
+def parse_cell(source: str) -> ast.AST | None:
+    """A code cell as Python (IPython magics transformed), or None if it does not parse: such a
+    cell fails in the kernel too, and scores nothing."""
+    try:
+        return ast.parse(ALLOWED_MAGICS.sub("pass  #", TransformerManager().transform_cell(source)))
+    except SyntaxError:
+        return None

@@ -19,21 +19,20 @@ assignments (``fn = torch.autograd.grad``), ``getattr`` with a constant string, 
 and ``vars(module)[...]``. A method is not a builtin (``model.eval()``, ``re.compile``), a string
 is not an attribute (messages, docstrings, ``hasattr(x, "__len__")``), and code the answer does not
 reach (an autograd self-check in a cell of its own) is not the answer.
+
+The grader scans the submitted file (:func:`coursetools.grading.scan.submission_findings`); the visible
+tests scan the code run in the student's kernel (:func:`history_findings`, called by
+:func:`coursetools.checks.may_use.assert_may_use`) with the same :func:`rule_findings`.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
-
-from nbformat import NotebookNode
-from nbgrader.utils import is_locked
 
 from coursetools.common.allowlist import Allowed
-from coursetools.common.cells import grade_id
-from coursetools.grading.pynames import (
+from coursetools.common.pynames import (
     IMPORTERS,
     Cell,
     Notebook,
@@ -69,15 +68,6 @@ PUBLIC_MODULES = frozenset({"torch", "numpy", "math", "transformer_lib", "operat
 
 # Dunder attributes every style of Python reads; every other one is outside an allow-list.
 ORDINARY_DUNDERS = frozenset({"__init__", "__class__", "__name__", "__qualname__", "__doc__", "__module__"})
-
-
-class Rules(NamedTuple):
-    """What the scan checks answers against: answer cell grade_id -> its exercise's allow-list
-    (:func:`~coursetools.common.allowlist.allow_lists`), and -> its exercise's test cells (the points a use
-    outside the list withholds, :func:`~coursetools.common.allowlist.answer_test_cells`)."""
-
-    allowed: dict[str, Allowed]
-    tests: dict[str, list[str]]
 
 
 @dataclass(frozen=True, order=True)
@@ -319,6 +309,18 @@ def _read_names(tree: ast.AST) -> set[str]:
     return loaded - stored
 
 
+def _binding_alone(node: ast.AST, name: str) -> ast.AST:
+    """What binds ``name`` in ``node``: of an import, only the alias that binds it (``from transformer_lib.attention
+    import AdditiveAttention, masked_softmax`` reached through ``masked_softmax`` does not use
+    ``AdditiveAttention``)."""
+    if not isinstance(node, (ast.Import, ast.ImportFrom)):
+        return node
+    aliases = [alias for alias in node.names
+               if (alias.asname or (alias.name.split(".")[0] if isinstance(node, ast.Import) else alias.name)) == name]
+    alone = ast.Import(aliases) if isinstance(node, ast.Import) else ast.ImportFrom(node.module, aliases, node.level)
+    return ast.copy_location(alone, node)
+
+
 def rule_findings(notebook: Notebook, allowed: dict[str, Allowed]) -> list[Finding]:
     """What the answer cells named in ``allowed`` (grade_id -> its exercise's list), and whatever of the
     student's code they reach, use outside the list. The answer is what those cells define (functions,
@@ -339,7 +341,7 @@ def rule_findings(notebook: Notebook, allowed: dict[str, Allowed]) -> list[Findi
                 if binding.cell.student:
                     reached: set[str] = set()
                     reader = _Rules(notebook, binding.cell, rules, reached, label)
-                    reader.visit(binding.node)
+                    reader.visit(_binding_alone(binding.node, name))
                     found |= reader.found
                     todo |= reached
     return sorted(found)
@@ -351,17 +353,15 @@ def scan(cells: Iterable[tuple[str, str, bool]], allowed: dict[str, Allowed] | N
     return sorted(set(machinery_findings(notebook)) | set(rule_findings(notebook, allowed or {})))
 
 
-def submission_findings(release: NotebookNode, submission: NotebookNode,
-                        allowed: dict[str, Allowed] | None = None) -> list[Finding]:
-    """What a submission's own code cells (those not locked in ``release``) do that they may not; each reads
-    ``rnn_step, line 3: uses torch.ops.aten.rnn_tanh_cell (under torch.ops), ...`` as a string.
-    The release's locked cells bind the names the student's code reads (the setup's imports).
-
-    ``allowed``: answer cell grade_id -> its exercise's allow-list
-    (:func:`~coursetools.common.allowlist.allow_lists` of the instructor's source)."""
-    locked = {grade_id(cell) for cell in release.cells if is_locked(cell)} - {None}
-    given = [(grade_id(cell) or f"given cell {index + 1}", cell.source, False)
-             for index, cell in enumerate(release.cells) if cell.cell_type == "code" and is_locked(cell)]
-    mine = [(grade_id(cell) or f"cell {index + 1}", cell.source, True) for index, cell in enumerate(submission.cells)
-            if cell.cell_type == "code" and grade_id(cell) not in locked]
-    return scan(given + mine, allowed)
+def history_findings(history: Sequence[tuple[str, str]], test: str, names: Iterable[str],
+                     allowed: Allowed) -> list[Finding]:
+    """What the answer that binds ``names`` uses outside ``allowed``, read from a kernel's history:
+    ``history`` is (label, code) of each cell run before the test cell ``test``, in order. Only the latest
+    cell that binds a name counts for it (a fixed answer run again replaces the flagged one); the answer
+    is the latest cell that binds each of ``names``; the test cell is given code, not scanned."""
+    notebook = read_cells([*((label, code, True) for label, code in history), ("the test cell", test, False)])
+    notebook.bindings = {name: [b for b in bindings if b.cell is bindings[-1].cell]
+                         for name, bindings in notebook.bindings.items()}
+    answers = {bindings[-1].cell.label for name in names
+               if (bindings := [b for b in notebook.bindings.get(name, []) if b.cell.student])}
+    return rule_findings(notebook, dict.fromkeys(answers, allowed))
