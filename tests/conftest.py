@@ -21,7 +21,8 @@ SLOWEST_FIRST = ["test_student_edition", "test_hostile_submissions", "test_class
 # Modules whose tests (or module-scoped fixture) are parametrized by assignment: each assignment is a
 # unit of its own in a parallel run, so that twelve round trips (or surprise searches) do not queue on one worker.
 SPLIT_BY_ASSIGNMENT = {"tests/test_notebooks.py", "tests/test_wrong_answers.py", "tests/test_surprises.py",
-                       "tests/test_lazy_answers.py", "tests/test_term_seed.py"}
+                       "tests/test_lazy_answers.py", "tests/test_term_seed.py",
+                       "tests/test_each_hidden_block.py"}
 # Modules that must share a worker: test_book builds the book that test_browser reads (when make test has not).
 SHARED_UNITS = {"tests/test_book.py": "built book", "tests/test_browser.py": "built book"}
 

@@ -113,6 +113,10 @@ class Checker:
             kernel.entries = self._entry
         torch.set_num_threads(1)  # as the notebooks' kernels: tiny tensors, and graders share machines
 
+    def use_term(self, term_seed: Callable[[int], int]) -> None:
+        """The hidden blocks run from now on draw their seeds from ``term_seed`` (another term's)."""
+        self.namespace["__builtins__"]["term_seed"] = term_seed
+
     def substitute(self, name: str, value: Any) -> contextlib.AbstractContextManager:
         """While the block runs, the notebook's ``name`` is ``value`` (a :class:`Fake`, plain data) in
         the kernel, during every call made inside it: for student code that calls a name of the

@@ -87,6 +87,14 @@ class KernelSession:
         self.client.execute_interactive(BRIDGE_IMPORT, store_history=False, timeout=timeout)
         self.link = KernelLink(self.client, self.manager)
         self.checker = Checker(self.link, term_seeds(term_seed))
+        self.setups: list[str] = []  # the hidden setups defined so far, in order
+
+    def use_term(self, term_seed: int) -> None:
+        """The hidden blocks run from now on draw their seeds from the term ``term_seed``, and so do the
+        hidden setups defined so far, defined again (what a checker of that term would hold here)."""
+        self.checker.use_term(term_seeds(term_seed))
+        for setup in self.setups:
+            self.checker.add_setup(setup)
 
     def run(self, code: str, locked: bool = False) -> Outcome:
         """Run a cell; ``locked``: a cell of the instructor's (setup, given code, a test), whose
@@ -100,6 +108,8 @@ class KernelSession:
         setup, checks = split_setup(hidden)
         try:
             self.checker.add_setup(setup)
+            if setup.strip() and setup not in self.setups:
+                self.setups.append(setup)
         except Exception as error:  # noqa: BLE001 - the instructor's setup failed: the cell fails
             return Outcome(False, f"{type(error).__name__}: {error}".strip(), hidden=outcome.passed)
         if not (outcome.passed and checks.strip()):

@@ -154,13 +154,15 @@ def try_candidate(kernel: KernelSession, candidate: Candidate, answer: AnswerCel
     """The surprises of ``candidate`` in place of ``answer``'s model answer: one per test cell whose visible
     part it passes and whose hidden block fails it, whatever it did in the other cells (a part is graded on
     its own); with ``each_part`` False, only when it passed every visible part (the finder before issue 50).
-    Each test cell runs once, as grading runs it (its hidden block only when its visible part passed)."""
+    Each test cell runs once, as grading runs it (its hidden block only when its visible part passed); with
+    ``each_part`` False, the visible parts run first and nothing more runs once one fails."""
     with standing_in(kernel, candidate, answer) as ran:
         if not ran.passed:
             return []
+        if not each_part and not all(kernel.run(split_hidden_block(test)[0], locked=True).passed
+                                     for _, test in answer.tests):
+            return []  # a visible part failed: no hidden block runs (stops at the first failure)
         outcomes = {test_id: kernel.run(test, locked=True) for test_id, test in answer.tests}
-        if not each_part and any(not o.passed and not o.hidden for o in outcomes.values()):
-            return []
         tests = dict(answer.tests)
         return [Surprise(candidate, test_id, o.reason, allowed(candidate, split_hidden_block(tests[test_id])[1]))
                 for test_id, o in outcomes.items() if o.hidden]
