@@ -28,6 +28,7 @@ tests scan the code run in the student's kernel (:func:`history_findings`, calle
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -40,6 +41,7 @@ from coursetools.common.pynames import (
     bound_by,
     constant_string,
     function_locals,
+    parse_cell,
     read_cells,
     under,
 )
@@ -358,10 +360,37 @@ def history_findings(history: Sequence[tuple[str, str]], test: str, names: Itera
     """What the answer that binds ``names`` uses outside ``allowed``, read from a kernel's history:
     ``history`` is (label, code) of each cell run before the test cell ``test``, in order. Only the latest
     cell that binds a name counts for it (a fixed answer run again replaces the flagged one); the answer
-    is the latest cell that binds each of ``names``; the test cell is given code, not scanned."""
-    notebook = read_cells([*((label, code, True) for label, code in history), ("the test cell", test, False)])
+    is the latest cell that binds each of ``names``; the test cell is given code, not scanned. A long
+    session costs little more than a short one: each cell's code is parsed once, and only the cells that
+    are still the latest to bind some name are read."""
+    cells = [Cell(label, tree, True) for label, code in _latest_binders(history) if (tree := _parsed(code))]
+    notebook = Notebook([*cells, *read_cells([("the test cell", test, False)]).cells])
     notebook.bindings = {name: [b for b in bindings if b.cell is bindings[-1].cell]
                          for name, bindings in notebook.bindings.items()}
     answers = {bindings[-1].cell.label for name in names
                if (bindings := [b for b in notebook.bindings.get(name, []) if b.cell.student])}
     return rule_findings(notebook, dict.fromkeys(answers, allowed))
+
+
+@functools.lru_cache(maxsize=2048)
+def _parsed(code: str) -> ast.Module | None:
+    """A history cell parsed once per kernel (the visible checks read the same history again and again;
+    nothing changes the trees)."""
+    return parse_cell(code)
+
+
+@functools.lru_cache(maxsize=2048)
+def _bound_names(code: str) -> frozenset[str]:
+    tree = _parsed(code)
+    return frozenset(name for statement in tree.body for name, _, _ in bound_by(statement)) if tree else frozenset()
+
+
+def _latest_binders(history: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The cells of ``history``, in order, that are the latest to bind at least one name."""
+    seen: set[str] = set()
+    kept = []
+    for label, code in reversed(history):
+        if _bound_names(code) - seen:
+            kept.append((label, code))
+            seen |= _bound_names(code)
+    return kept[::-1]
