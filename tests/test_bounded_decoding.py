@@ -14,6 +14,7 @@ the checker's process (torch and Jupyter's client loaded: about 340 MiB at rest)
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,7 +33,8 @@ FORGED = {  # Python expressions of the texts, built in the measuring process
     "536,870,912 bytes": 'wire.JSON + \'{"x":["float32",[134217728],"AAAAAA==",false]}\'',  # an expand, forged
 }
 MEASURE = """
-import json, resource, sys, time
+import json, sys, time
+from bounded_decoding_attack import peak_mib
 from coursetools.checks import wire
 found = []
 for text_code in json.loads(sys.argv[1]):
@@ -44,15 +46,16 @@ for text_code in json.loads(sys.argv[1]):
     except wire.NotPlainData as error:
         found.append([str(error), time.monotonic() - start])
     del text
-print(json.dumps({"found": found, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}))
+print(json.dumps({"found": found, "peak_mib": peak_mib()}))
 """
 
 
 def test_forged_replies_are_refused_before_they_grow():
     """Decoded in a process of their own (one torch import for the three): each is refused, within a
     second, and the process's peak memory stays far below the grader's limit."""
+    tests_folder = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}  # for bounded_decoding_attack.peak_mib
     done = subprocess.run([sys.executable, "-c", MEASURE, json.dumps(list(FORGED.values()))], capture_output=True,
-                          text=True, timeout=300, check=True)
+                          text=True, timeout=300, check=True, env=tests_folder)
     result = json.loads(done.stdout)
     for refused, (raised, seconds) in zip(FORGED, result["found"]):
         assert refused in raised and seconds < 2, (refused, raised, seconds)
