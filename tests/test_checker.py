@@ -371,10 +371,11 @@ def test_rules_switched_off_in_the_bridges_module_end_in_tampering():
 def test_a_call_that_never_returns_is_stopped_at_the_limit_and_a_dead_kernel_is_dead():
     from coursetools.devtools.session import KernelSession
 
-    with KernelSession(REPO_ROOT, timeout=4) as session:
+    with KernelSession(REPO_ROOT, timeout=60) as session:
         assert session.run(SETUP, locked=True).passed
         assert session.run("import os, signal\n\ndef spin():\n    while True:\n        pass\n\n"
                            "def die():\n    os.kill(os.getpid(), signal.SIGKILL)\n\ndef one():\n    return 1").passed
+        session.timeout = 4  # the set-up above may take longer on a busy machine; the limit tested is this one
         start = time.monotonic()
         outcome = session.run("### BEGIN HIDDEN TESTS\nspin()\n### END HIDDEN TESTS", locked=True)
         assert not outcome.passed and "timed out after 4 s" in outcome.reason, outcome.reason

@@ -31,6 +31,10 @@ from coursetools.checker.term import term_seeds
 from coursetools.common.cells import is_autograded_test, nbgrader_meta
 from coursetools.common.hidden import split_hidden_block, split_setup
 
+# Seconds a kernel may take to start and import the bridge, or to answer again after an interrupt, whatever a
+# cell's limit: on a busy machine both take far longer than a small cell (CI's kernels once took more than 20 s).
+SLACK_SECONDS = 120.0
+
 
 @dataclass
 class Outcome:
@@ -78,13 +82,15 @@ def notebook_plan(nb: NotebookNode) -> list[AnswerCell]:
 
 class KernelSession:
     """A ``python3`` kernel started in ``cwd``; :meth:`run` executes one cell and returns its
-    :class:`Outcome`. A cell that runs past ``timeout`` seconds is interrupted and fails. Hidden
-    blocks draw their seeds from ``term_seed`` (:mod:`coursetools.checker.term`; 0: as written)."""
+    :class:`Outcome`. A cell that runs past ``timeout`` seconds is interrupted and fails (starting the kernel and
+    coming back after an interrupt may take :data:`SLACK_SECONDS`). Hidden blocks draw their seeds from
+    ``term_seed`` (:mod:`coursetools.checker.term`; 0: as written)."""
 
     def __init__(self, cwd: Path, timeout: float = 30.0, term_seed: int = 0):
         self.timeout = timeout
         self.manager, self.client = start_new_kernel(kernel_name="python3", cwd=str(cwd))
-        self.client.execute_interactive(BRIDGE_IMPORT, store_history=False, timeout=timeout)
+        self.client.execute_interactive(BRIDGE_IMPORT, store_history=False,
+                                        timeout=max(timeout, SLACK_SECONDS))
         self.link = KernelLink(self.client, self.manager)
         self.checker = Checker(self.link, term_seeds(term_seed))
         self.setups: list[str] = []  # the hidden setups defined so far, in order
@@ -166,7 +172,7 @@ class KernelSession:
     def _drain(self) -> None:
         """Wait for the interrupted cell's reply so that the next cell's reply is its own."""
         try:
-            self.client.execute_interactive("pass", timeout=self.timeout)
+            self.client.execute_interactive("pass", timeout=max(self.timeout, SLACK_SECONDS))
         except (TimeoutError, queue.Empty):
             self.manager.restart_kernel(now=True)
             raise RuntimeError("the kernel did not come back after an interrupt: it was restarted, its state is lost")
