@@ -9,7 +9,7 @@ PORT   ?= 8000
 export PATH := $(BIN):$(PATH)
 export PYTHONHASHSEED := 0
 
-.PHONY: book test check release student serve lock grade clean wipe-grading help
+.PHONY: book test test-deep check release student serve lock grade clean wipe-grading help
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
@@ -28,9 +28,25 @@ book: $(STAMP)  ## build the book into _build/html (warnings are errors)
 # round trips are shared out by assignment (tests/conftest.py). TEST_JOBS=0: one process.
 # The book is built once: `make book` (warnings are errors) just before the tests, which then
 # read that build (COURSE_BOOK_BUILT=1); tests/test_book.py run alone builds it itself.
+# Tests marked busy_machine load every core on purpose: they run after the parallel run, alone, so that
+# the other tests' time limits never meet their load. Both runs always run; either failing fails (pytest's
+# 5, "no test selected", as when PYTEST_ARGS picks tests of one kind only, does not).
+# Tests marked deep (long searches, sweeps of every assignment) are make test-deep's: before a term, after a
+# change to grading, the checker or the bridge, and before handing work over. make test (CI) leaves them out.
 TEST_JOBS ?= auto
-test: book  ## run the whole test suite (builds the book first, incrementally)
-	COURSE_BOOK_BUILT=1 $(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadscope $(PYTEST_ARGS)
+define run_tests
+	@status=0; \
+	run() { echo "pytest $$* $(PYTEST_ARGS)"; COURSE_BOOK_BUILT=1 $(BIN)/python -m pytest "$$@" $(PYTEST_ARGS); \
+	        code=$$?; [ $$code -eq 0 ] || [ $$code -eq 5 ] || status=$$code; }; \
+	run -n $(TEST_JOBS) --dist loadscope -m "($(1)) and not busy_machine"; \
+	run -m "($(1)) and busy_machine"; \
+	exit $$status
+endef
+test: book  ## run the test suite CI runs (builds the book first, incrementally; leaves out the deep tests)
+	$(call run_tests,not deep)
+
+test-deep: book  ## run the deep tests: every mutant, every assignment's round trip and attacks, the student's venv
+	$(call run_tests,deep)
 
 check: $(STAMP)  ## after every change: ruff, then the fast tests (not marked slow), in parallel
 	$(BIN)/ruff check .

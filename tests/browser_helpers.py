@@ -38,10 +38,11 @@ def chromium() -> Iterator:
         browser.close()
 
 
-def offline_page(browser) -> tuple:
+def offline_page(browser, **context_options) -> tuple:
     """(a page whose http and https requests are refused, the list of every URL it requests,
-    the list of those refused); close the page's context when done."""
-    context = browser.new_context()
+    the list of those refused); close the page's context when done. ``context_options`` go to
+    Playwright's ``new_context`` (``viewport=...``)."""
+    context = browser.new_context(**context_options)
     refused: list[str] = []
 
     def refuse(route):

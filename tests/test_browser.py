@@ -1,6 +1,6 @@
 """The built book in a real browser: headless Chromium (Debian's package) driven by Playwright.
 
-Loads every page of the table of contents from ``_build/html`` over ``file://`` and checks that
+Loads every page of the table of contents from ``_build/html`` over ``file://``, once, and checks that
 the maths is typeset by the local MathJax, that every image loads, that no request leaves the
 machine, that nothing (code, outputs, equations, figures) runs past the text column at 1280 px on
 any chapter's page (narrative, sections, exercises), and that every chapter page and section has
@@ -9,6 +9,8 @@ when ``COURSE_REQUIRE_BROWSER=1`` (CI installs Chromium and sets it), where that
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import pytest
 
@@ -21,12 +23,35 @@ pytestmark = pytest.mark.slow
 HTML = REPO_ROOT / "_build" / "html"
 
 
+@dataclass
+class PageReport:
+    """What one visit of a page found."""
+
+    unrendered: int  # formulas MathJax did not typeset
+    broken_images: list[str]
+    remote: list[str]  # requests that would have left the machine
+    overflowing: list[str]  # elements that run past the text column
+    figure_numbers: list[str]  # "Fig. N.k" of each figure with an image
+
+
 @pytest.fixture(scope="module")
-def browser():
+def visited() -> dict[str, PageReport]:
+    """Every page of the table of contents, visited once, offline, at 1280 x 900 px."""
+    if not (HTML / "index.html").is_file():
+        pytest.fail("no built book: run `make book` first")
+    reports = {}
     with chromium() as browser:
-        if not (HTML / "index.html").is_file():
-            pytest.fail("no built book: run `make book` first")
-        yield browser
+        for path in toc_files():
+            page, requested, refused = offline_page(browser, viewport={"width": 1280, "height": 900})
+            open_page(page, path)
+            reports[path] = PageReport(
+                unrendered=page.evaluate(UNRENDERED_MATHS),
+                broken_images=page.evaluate(BROKEN_IMAGES),
+                remote=remote(requested, refused),
+                overflowing=page.evaluate(OVERFLOWING),
+                figure_numbers=page.evaluate(NUMBERED_FIGURES))
+            page.context.close()
+    return reports
 
 
 def open_page(page, path: str) -> None:
@@ -37,21 +62,7 @@ def open_page(page, path: str) -> None:
         page.wait_for_timeout(300)  # let MathJax finish laying out the last formulas
 
 
-@pytest.mark.parametrize("path", toc_files())
-def test_page_renders_offline(browser, path: str):
-    page, requested, refused = offline_page(browser)
-    open_page(page, path)
-
-    unrendered = page.evaluate(UNRENDERED_MATHS)
-    assert unrendered == 0, f"{path}: {unrendered} formulas were not typeset"
-
-    broken_images = page.evaluate(
-        "() => [...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
-    assert not broken_images, f"{path}: images that did not load: {broken_images}"
-
-    assert not remote(requested, refused), f"{path}: requests left the machine: {remote(requested, refused)}"
-    page.context.close()
-
+BROKEN_IMAGES = "() => [...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)"
 
 OVERFLOWING = """() => [...document.querySelectorAll(
     'div.cell div.highlight pre, div.cell_output pre, div.math, mjx-container[display="true"], table, '
@@ -67,23 +78,22 @@ NUMBERED_FIGURES = """() => [...document.querySelectorAll('figure')]
   .filter(number => /^Fig\\. \\d+\\.\\d+/.test(number.trim()))"""
 
 
-def test_nothing_runs_past_the_column_at_1280_px(browser):
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    wide = {}
-    for path in toc_files(numbered_only=True):
-        open_page(page, path)
-        wide[path] = page.evaluate(OVERFLOWING)
-    page.close()
-    wide = {path: elements for path, elements in wide.items() if elements}
+@pytest.mark.parametrize("path", toc_files())
+def test_page_renders_offline(visited, path: str):
+    report = visited[path]
+    assert report.unrendered == 0, f"{path}: {report.unrendered} formulas were not typeset"
+    assert not report.broken_images, f"{path}: images that did not load: {report.broken_images}"
+    assert not report.remote, f"{path}: requests left the machine: {report.remote}"
+
+
+def test_nothing_runs_past_the_column_at_1280_px(visited):
+    wide = {path: visited[path].overflowing for path in toc_files(numbered_only=True) if visited[path].overflowing}
     assert not wide, f"pages that need sideways scrolling at 1280 px: {wide}"
 
 
-def test_every_chapter_page_has_a_numbered_captioned_figure(browser):
-    page = browser.new_page()
+def test_every_chapter_page_has_a_numbered_captioned_figure(visited):
     for path in chapter_pages():
-        open_page(page, path)
-        numbers = page.evaluate(NUMBERED_FIGURES)
+        numbers = visited[path].figure_numbers
         assert numbers, f"{path}: no figure with a numbered caption (Fig. N.k)"
         chapters = {n.strip().split(".")[1] for n in numbers}  # "Fig. 4.2" -> " 4"
         assert len(chapters) == 1, f"{path}: figures numbered in several chapters: {numbers}"
-    page.close()

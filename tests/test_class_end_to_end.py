@@ -293,6 +293,7 @@ def test_feedback_shows_the_hand_grade_and_no_hidden_test(graded):
     assert all(RUBRIC_HEADING not in page for page in pages.values())  # (some students pasted the model answer itself)
 
 
+@pytest.mark.deep  # a scenario of its own, about a minute: make test-deep
 def test_a_changed_hidden_test_fails_the_release_check_and_regrades_keeping_hand_grades(regraded):
     shortfalls, again, report, rows = regraded
     assert shortfalls == ["test_pad_left: 0 of 3 points"]
@@ -345,6 +346,7 @@ def second_term(regraded, graded):
     return reviews, grade, report, csv_by_student(course_copy), load_state(course_copy.course, A)
 
 
+@pytest.mark.deep  # a scenario of its own, about a minute: make test-deep
 def test_the_second_term_flags_no_honest_student_keeps_hand_grades_and_formgrader_agrees(graded, second_term):
     """Issue 34: after a re-release every student was flagged ``tampered`` (no earlier release was
     found in git), and formgrader listed every hand-graded student as still to grade while the CSV
@@ -414,6 +416,7 @@ def later_in_the_term(second_term, graded, tmp_path_factory):
     return events, csv_by_student(course_copy), load_state(course, A)
 
 
+@pytest.mark.deep  # a scenario of its own, about a minute: make test-deep
 def test_a_failed_run_a_folder_resubmission_and_a_flood_later_in_the_term(later_in_the_term):
     """Issue 42: after a transient failure, regrading an unchanged file kept its hand grade (it had
     said "the answer changed since its hand grade"); the term's zip run again kept the newer

@@ -38,10 +38,10 @@ from coursetools.grading.state import load_state
 
 from course_helpers import CourseCopy, answered, cells_of, public_lines, require_sandbox
 
-pytestmark = pytest.mark.slow
-# CI attacks ch04 (about a minute of grading); COURSE_ATTACK=all attacks every assignment (about a
-# quarter of an hour on 2 cores), as before a term or after a change to the checker or the bridge;
-# COURSE_ATTACK=ch01_tokens,ch02_seq2seq the ones named.
+pytestmark = [pytest.mark.slow, pytest.mark.deep]
+# make test-deep attacks ch04 (about three minutes of grading on one core); COURSE_ATTACK=all attacks every
+# assignment (about a quarter of an hour on 2 cores), as before a term or after a change to the checker or the
+# bridge; COURSE_ATTACK=ch01_tokens,ch02_seq2seq the ones named.
 _CHOSEN = os.environ.get("COURSE_ATTACK", "ch04_self_attention")
 ASSIGNMENTS = [a for a in assignments(REPO_ROOT) if _CHOSEN == "all" or a in _CHOSEN.split(",")]
 PAYLOAD_MARK = Path("/tmp/course-hidden-attack-payload-ran")

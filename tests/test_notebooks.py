@@ -1,13 +1,13 @@
 """The nbgrader round trip for every assignment in ``solutions/``, in a throwaway course copy.
 
-For each assignment: the release generates; it leaks no solution, marker, hidden test or model
-answer; it equals the committed ``notebooks/`` (so CI fails when they drift apart); the solution
-autograded as a submission runs top to bottom without an error and earns every autograded
-point; the untouched release earns none; where a bug hunt hands out buggy code, that code handed in
-unchanged earns nothing for its exercise; feedback for both shows no hidden test. Where the
-assignment has copy submissions (``tests/copy_submissions/<id>/``): every exercise has one, a
-copy of the closest public code earns nothing for its exercise, and costs no other exercise a
-point (two submissions: copies in the odd exercises and answers in the even ones, and back).
+Every assignment's release generates; it leaks no solution, marker, hidden test or model answer; it equals
+the committed ``notebooks/`` (so CI fails when they drift apart). Then the round trip (make test grades two
+assignments, make test-deep all twelve): the solution autograded as a submission runs top to bottom without an
+error and earns every autograded point; the untouched release earns none; where a bug hunt hands out buggy code,
+that code handed in unchanged earns nothing for its exercise; feedback for both shows no hidden test. Where the
+assignment has copy submissions (``tests/copy_submissions/<id>/``): every exercise has one, a copy of the
+closest public code earns nothing for its exercise, and costs no other exercise a point (two submissions:
+copies in the odd exercises and answers in the even ones, and back).
 """
 
 from __future__ import annotations
@@ -36,13 +36,36 @@ from course_helpers import (
 
 ASSIGNMENTS = assignments(REPO_ROOT)
 pytestmark = pytest.mark.slow
+# Graded through nbgrader in make test: the GPT's chapter and the last (30-45 s each on one core); the first
+# chapter is graded end to end by tests/test_class_end_to_end.py and tests/test_hostile_submissions.py.
+# make test-deep grades every assignment. For all twelve, make test also generates each release here, and
+# tests/test_each_hidden_block.py (every test cell, hidden blocks included, passes with the model answers) and
+# tests/test_wrong_answers.py (every stub and copy fails every test cell of its exercise) run the checker's
+# side of grading in one kernel each.
+GRADED_IN_CI = {"ch08_decoder", "ch12_adapt"}
+GRADED = [a if a in GRADED_IN_CI else pytest.param(a, marks=pytest.mark.deep) for a in ASSIGNMENTS]
+_released: dict[str, CourseCopy] = {}
+
+
+def released_course(assignment: str, tmp_path_factory) -> CourseCopy:
+    """``assignment`` generated in a throwaway course copy, once per test process."""
+    if assignment not in _released:
+        course = CourseCopy.create(tmp_path_factory.mktemp(assignment), assignment)
+        course.generate()
+        _released[assignment] = course
+    return _released[assignment]
 
 
 @pytest.fixture(scope="module", params=ASSIGNMENTS)
+def release_copy(request, tmp_path_factory) -> CourseCopy:
+    """One assignment generated, as ``make release`` does."""
+    return released_course(request.param, tmp_path_factory)
+
+
+@pytest.fixture(scope="module", params=GRADED)
 def graded_course(request, tmp_path_factory) -> CourseCopy:
-    """One assignment generated, then graded for two students: the solution and the stub."""
-    course = CourseCopy.create(tmp_path_factory.mktemp(request.param), request.param)
-    course.generate()
+    """One assignment generated, then graded for the solution, the stub, the given code and two copy students."""
+    course = released_course(request.param, tmp_path_factory)
     course.submit("solution", course.source)
     course.submit("stub", course.release)
     correct = answered(nbformat.read(course.release, as_version=4), nbformat.read(course.source, as_version=4))
@@ -65,15 +88,15 @@ def test_there_are_assignments():
     assert ASSIGNMENTS, "solutions/ holds no assignment"
 
 
-def test_release_leaks_nothing(graded_course: CourseCopy):
-    leaked = leaked_lines(notebook_text(graded_course.release), secret_lines(graded_course.source))
+def test_release_leaks_nothing(release_copy: CourseCopy):
+    leaked = leaked_lines(notebook_text(release_copy.release), secret_lines(release_copy.source))
     assert not leaked, f"the student release contains instructor-only lines: {leaked}"
 
 
-def test_committed_release_is_up_to_date(graded_course: CourseCopy):
-    committed = REPO_ROOT / "notebooks" / graded_course.assignment / f"{graded_course.assignment}.ipynb"
+def test_committed_release_is_up_to_date(release_copy: CourseCopy):
+    committed = REPO_ROOT / "notebooks" / release_copy.assignment / f"{release_copy.assignment}.ipynb"
     assert committed.is_file(), f"{committed} is missing: run `make release`"
-    assert normalised(committed) == normalised(graded_course.release), (
+    assert normalised(committed) == normalised(release_copy.release), (
         f"{committed.relative_to(REPO_ROOT)} differs from a fresh release of solutions/: run `make release`")
 
 
@@ -96,10 +119,10 @@ def test_stub_earns_no_autograded_point(graded_course: CourseCopy):
     assert earned == 0, f"the unedited release earned {earned} of {possible}: {graded_course.scores('stub')}"
 
 
-def test_notebook_has_tests_and_free_response(graded_course: CourseCopy):
-    nb = nbformat.read(graded_course.source, as_version=4)
+def test_notebook_has_tests_and_free_response(release_copy: CourseCopy):
+    nb = nbformat.read(release_copy.source, as_version=4)
     meta = [nbgrader_meta(c) for c in nb.cells]
-    tests = autograded_test_ids(graded_course.source)
+    tests = autograded_test_ids(release_copy.source)
     free = [m for c, m in zip(nb.cells, meta) if c.cell_type == "markdown" and m.get("grade") and m.get("solution")]
     hidden = [c for c in nb.cells if split_hidden(c.source)[1]]
     assert 3 <= len(exercises(nb)) <= 8, f"expected 3-8 graded exercises or parts, found {len(exercises(nb))}"

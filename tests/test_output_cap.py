@@ -278,6 +278,8 @@ def test_a_cell_stopped_at_the_limit_says_the_limit_and_what_to_do(seconds, asle
 
 
 @pytest.mark.slow
+@pytest.mark.deep  # about 80 s with both cores busy: make test-deep
+@pytest.mark.busy_machine
 def test_floods_are_cut_with_every_point_beside_four_busy_processes_per_core(tmp_path):
     """Issue 42: a notebook printing 300 MB came out `timed out` (nbclient's IOPub wait) on 1 of 4 regrades
     on a busy machine. Issue 51: beside busy loops it lost its grade 3 times in 4, and a notebook printing

@@ -108,6 +108,7 @@ def run_in_fresh_environment(edition: Path, tmp_path_factory) -> dict:
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.deep  # a fresh venv and twelve notebooks: over 3 minutes on one core
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_notebook_runs_to_its_first_exercise_and_fails_only_on_stubs(run_in_fresh_environment, assignment):
     cells = run_in_fresh_environment[assignment]

@@ -5,8 +5,8 @@ the hidden block allow-lists it with a reason (``# hidden only: <name> -- <why>`
 ``coursetools/devtools/surprises.py``); and every right answer earns every point. The wrong answers
 tried are the files of tests/wrong_answers and every mutant of every model answer
 (``coursetools/devtools/mutate.py``, minus those listed as equivalent); the right ones are the files of
-tests/alternative_answers. The whole search takes 10-50 s per assignment on an idle core, one unit
-per assignment in ``make test``'s parallel run (tests/conftest.py)."""
+tests/alternative_answers. make test searches the files; make test-deep the mutants too (23-60 s per assignment
+on an idle core), one unit per assignment in the parallel run (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -19,20 +19,35 @@ from coursetools.devtools.surprises import candidate_files, find_surprises
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("assignment", assignments(REPO_ROOT))
-def test_no_answer_passes_the_visible_tests_and_fails_a_hidden_one(assignment: str):
-    # Each part on its own for the files of tests/wrong_answers (a part whose visible test the answer passes and whose
-    # hidden block fails it, whatever the other parts did); the mutants only when they pass every visible part of
-    # their exercise: the per-part search of every mutant (`python -m coursetools.devtools.surprises <id> --mutants`;
-    # none unexpected in any assignment on 2026-11-29) takes 1.5-2.4 times as long (ch05 89 s against 59 s, ch08
-    # 102 s against 42 s on one idle core each), more than make test's budget allows.
-    report = find_surprises(assignment, with_mutants=True, mutants_each_part=False)
-    assert report.tried > len(candidate_files(assignment)), "the files and the mutants were tried"
+def _assert_no_surprise(assignment: str, with_mutants: bool) -> None:
+    report = find_surprises(assignment, with_mutants=with_mutants, mutants_each_part=False)
+    files = len(candidate_files(assignment))
+    assert report.tried > files if with_mutants else report.tried == files, "the files (and the mutants) were tried"
     unexpected = [surprise.describe() for surprise in report.unexpected()]
     assert not unexpected, f"{assignment}: answers that pass a visible test and fail its hidden one:\n" + \
         "\n".join(unexpected)
     assert not report.rejected, f"{assignment}: right answers the tests refuse:\n" + \
         "\n".join(rejection.describe() for rejection in report.rejected)
+    assert not report.unwarned, f"{assignment}: wrong answers that pass every visible test: {report.unwarned}"
+
+
+@pytest.mark.parametrize("assignment", assignments(REPO_ROOT))
+def test_no_wrong_answer_passes_a_visible_test_and_fails_its_hidden_one(assignment: str):
+    """The files of tests/wrong_answers, each part on its own (a part whose visible test the answer passes and
+    whose hidden block fails it, whatever the other parts did), and the right answers of tests/alternative_answers.
+    Each wrong answer must also fail a visible test (tests/wrong_answers/README.md): an honest student learns
+    of the mistake before grading."""
+    _assert_no_surprise(assignment, with_mutants=False)
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("assignment", assignments(REPO_ROOT))
+def test_no_mutant_passes_the_visible_tests_and_fails_a_hidden_one(assignment: str):
+    # The files again, and every mutant when it passes every visible part of its exercise (23-60 s an assignment
+    # on one core: make test-deep). The per-part search of every mutant (`python -m coursetools.devtools.surprises
+    # <id> --mutants`; none unexpected in any assignment on 2026-11-29) takes 1.5-2.4 times as long (ch05 89 s
+    # against 59 s, ch08 102 s against 42 s on one idle core each).
+    _assert_no_surprise(assignment, with_mutants=True)
 
 
 PAD_THREE_IGNORED = '''# Pads with 0 when pad_id is 3 (the visible tests use pad_id 0 and 1; the hidden ones 0..3).
@@ -78,6 +93,7 @@ def test_the_finder_reports_a_planted_surprise_unless_allowed_and_a_rejected_rig
     assert report.tried == 2
     assert [(s.candidate.name, s.test) for s in report.surprises] == [("pad_left__pad_three_ignored", "test_pad_left")]
     assert [s.reason for s in report.unexpected()] == ([] if allow else [None])
+    assert report.unwarned == ["pad_left__pad_three_ignored"], "it passes every visible test: reported as unwarned"
     assert [(r.candidate.name, r.test) for r in report.rejected] == [("pad_left__integer_mask", "test_pad_left")]
     assert "mask" in report.rejected[0].message
 
@@ -109,3 +125,4 @@ def test_a_part_passing_its_visible_test_and_failing_its_hidden_one_is_reported_
     (tmp_path / "tests" / "wrong_answers" / "ch06_positional" / "rope__two_bugs.py").write_text(ROPE_TWO_BUGS)
     report = find_surprises("ch06_positional", only=["rope"], course_root=tmp_path)
     assert [(s.candidate.name, s.test) for s in report.surprises] == [("rope__two_bugs", "test_rope_direction")]
+    assert report.unwarned == [], "it fails the rotation cell's visible test"

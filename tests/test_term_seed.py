@@ -2,8 +2,8 @@
 
 * Per hidden block, every assignment: tests/test_each_hidden_block.py (one kernel, no nbgrader).
 * Through nbgrader: the same submissions graded under two term seeds are called with other inputs (a recorder in
-  the kernel) and earn the same points. CI grades ch04 under two terms; COURSE_TERMS=all grades every assignment,
-  COURSE_TERMS=ch01_tokens,ch05_multi_head the ones named.
+  the kernel) and earn the same points. make test-deep grades ch04 under two terms; COURSE_TERMS=all grades every
+  assignment, COURSE_TERMS=ch01_tokens,ch05_multi_head the ones named.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ def test_term_zero_keeps_the_seeds_and_each_term_and_student_draws_others():
 
 
 @pytest.mark.slow
+@pytest.mark.deep
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_two_terms_call_with_other_inputs_and_grade_the_same(assignment, tmp_path):
     require_sandbox()

@@ -29,7 +29,8 @@ A surprise is accepted only when the hidden block that rejects it allow-lists it
 comment line ``# hidden only: <candidate> -- <why this is fair>`` (:func:`~coursetools.common.hidden.hidden_only`;
 ``<candidate>`` is a wrong answer's file name without ``.py``, or its part after ``__``, or the mutant's label
 as this tool prints it). The lint prints these reasons. The tool exits 1 when a surprise is not
-allow-listed or a right answer is rejected (a right answer cannot be allow-listed: fix the test).
+allow-listed, a right answer is rejected (a right answer cannot be allow-listed: fix the test), or a file of
+``tests/wrong_answers`` passes every visible test (an honest student who wrote it is not warned).
 """
 
 from __future__ import annotations
@@ -96,12 +97,14 @@ class Rejection:
 @dataclass
 class Report:
     """What one assignment's run found: how many candidates were tried, the surprises, the right
-    answers rejected, the seconds it took."""
+    answers rejected, the wrong answers (files) that passed every visible test (an honest student who
+    wrote one is not warned), the seconds it took."""
 
     assignment: str
     tried: int = 0
     surprises: list[Surprise] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
+    unwarned: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     def unexpected(self) -> list[Surprise]:
@@ -150,22 +153,24 @@ def try_right_answer(kernel: KernelSession, candidate: Candidate, answer: Answer
 
 
 def try_candidate(kernel: KernelSession, candidate: Candidate, answer: AnswerCell,
-                  each_part: bool = True) -> list[Surprise]:
+                  each_part: bool = True) -> tuple[list[Surprise], bool]:
     """The surprises of ``candidate`` in place of ``answer``'s model answer: one per test cell whose visible
     part it passes and whose hidden block fails it, whatever it did in the other cells (a part is graded on
     its own); with ``each_part`` False, only when it passed every visible part (the finder before issue 50).
     Each test cell runs once, as grading runs it (its hidden block only when its visible part passed); with
-    ``each_part`` False, the visible parts run first and nothing more runs once one fails."""
+    ``each_part`` False, the visible parts run first and nothing more runs once one fails. Also returns
+    whether ``candidate`` (its cell included) passed every visible part."""
     with standing_in(kernel, candidate, answer) as ran:
         if not ran.passed:
-            return []
+            return [], False
         if not each_part and not all(kernel.run(split_hidden_block(test)[0], locked=True).passed
                                      for _, test in answer.tests):
-            return []  # a visible part failed: no hidden block runs (stops at the first failure)
+            return [], False  # a visible part failed: no hidden block runs (stops at the first failure)
         outcomes = {test_id: kernel.run(test, locked=True) for test_id, test in answer.tests}
         tests = dict(answer.tests)
-        return [Surprise(candidate, test_id, o.reason, allowed(candidate, split_hidden_block(tests[test_id])[1]))
-                for test_id, o in outcomes.items() if o.hidden]
+        surprises = [Surprise(candidate, test_id, o.reason, allowed(candidate, split_hidden_block(tests[test_id])[1]))
+                     for test_id, o in outcomes.items() if o.hidden]
+        return surprises, all(o.passed or o.hidden for o in outcomes.values())
 
 
 def find_surprises(assignment: str, with_mutants: bool = False, only: list[str] | None = None,
@@ -201,7 +206,10 @@ def find_surprises(assignment: str, with_mutants: bool = False, only: list[str] 
                 else:
                     per_part = each_part if candidate.origin != "mutant" or mutants_each_part is None \
                         else mutants_each_part
-                    report.surprises += try_candidate(kernel, candidate, answer, per_part)
+                    surprises, passed_every_visible = try_candidate(kernel, candidate, answer, per_part)
+                    report.surprises += surprises
+                    if passed_every_visible and candidate.origin != "mutant":
+                        report.unwarned.append(candidate.name)
     report.seconds = time.perf_counter() - start
     return report
 
@@ -220,10 +228,12 @@ def main(argv: list[str] | None = None) -> int:
         report = find_surprises(assignment, args.mutants, args.only, args.timeout, each_part=not args.all_visible)
         for found in [*report.rejected, *report.surprises]:
             print(f"{assignment} {found.describe()}")
+        for name in report.unwarned:
+            print(f"{assignment} wrong answer that passes every visible test: {name}")
         print(f"{assignment}: {report.tried} candidates, {len(report.rejected)} right answers rejected, "
               f"{len(report.surprises)} surprises, {len(report.unexpected())} not allow-listed "
               f"({report.seconds:.0f} s)")
-        status |= bool(report.unexpected() or report.rejected)
+        status |= bool(report.unexpected() or report.rejected or report.unwarned)
     return status
 
 
