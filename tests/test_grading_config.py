@@ -15,7 +15,9 @@ import pytest
 
 from course_helpers import HIDDEN_LINE, TINY_SOURCE, CourseCopy, leaked_lines, secret_lines
 
-pytestmark = pytest.mark.slow
+# make test-deep: the hostile submissions (make test) grade stderr warnings, a deleted test cell and the feedback
+# without hidden lines on a real assignment; this module adds a custom kernel name, in about 45 s.
+pytestmark = [pytest.mark.slow, pytest.mark.deep]
 
 
 def answer(nb_: nbformat.NotebookNode, body: str) -> nbformat.NotebookNode:
