@@ -384,11 +384,18 @@ def test_a_notebook_killed_at_the_limit_timed_out():
     ("Timeout waiting for execute reply\nKernel died while waiting", KERNEL_DIED, "Kernel died while waiting"),
     ("a RuntimeError was caught\n[AutogradeApp | ERROR] There was an error processing assignment\ndone", MANUAL,
      "[AutogradeApp | ERROR] There was an error processing assignment"),
-    ("", MANUAL, "nbgrader autograde failed (see the log)"),
+    ("", MANUAL, "nbgrader autograde failed with exit code 1 (see the log)"),
 ])
 def test_a_failed_autograde_is_explained_by_its_log(log, status, detail):
     assert autograde_status(1, log, ["edited locked cell test_add"], [], "") == \
         (status, [detail, "edited locked cell test_add"])
+
+
+def test_a_grader_killed_by_a_signal_says_which():
+    # a failed run whose log names no error was seen once, on a loaded machine (a hostile student, 2026-11-29,
+    # its log complete); how the process ended was not recorded then
+    assert autograde_status(-11, "[course] grader peak memory: 293 MiB", [], [], "") == \
+        (MANUAL, ["nbgrader autograde was killed by SIGSEGV (see the log)"])
 
 
 def test_a_finished_autograde_is_tampered_manual_or_ok():
@@ -436,7 +443,7 @@ def test_checksum_warnings_of_unedited_cells_are_explained():
 
 
 def test_last_error_line_is_cut_to_300_characters():
-    assert last_error_line("error " + "x" * 400) == ("error " + "x" * 400)[:300]
+    assert last_error_line("error " + "x" * 400, 1) == ("error " + "x" * 400)[:300]
 
 
 def test_the_tests_own_tampering_reports_are_collected():

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import signal
 from dataclasses import dataclass, field
 
 from nbformat import NotebookNode
@@ -91,7 +92,7 @@ def autograde_status(returncode: int | None, log: str, flags: list[str], ungrade
     if returncode is None:
         return TIMED_OUT, [f"stopped after {stopped_after}", *flags]
     if returncode != 0:
-        return failed_autograde_status(log), [last_error_line(log), *flags]
+        return failed_autograde_status(log), [last_error_line(log, returncode), *flags]
     if flags:
         return TAMPERED, flags + _stopped_details(stopped) + list(cut)
     if stopped:
@@ -167,14 +168,17 @@ def failed_autograde_status(log: str) -> str:
     return MANUAL
 
 
-def last_error_line(log: str) -> str:
-    """The most telling line of a failed autograde's log (at most 300 characters)."""
+def last_error_line(log: str, returncode: int) -> str:
+    """The most telling line of a failed autograde's log (at most 300 characters), or, when the log names no
+    error, how the grading process ended (its exit code, or the signal that killed it)."""
     lines = [line.strip() for line in log.splitlines()]
     for pattern in (KERNEL_DIED_LOG, OUT_OF_MEMORY_LOG, TIMED_OUT_LOG, ANY_ERROR_LOG):
         found = [line for line in lines if pattern.search(line)]
         if found:
             return found[-1][:300]
-    return "nbgrader autograde failed (see the log)"
+    if returncode < 0:
+        return f"nbgrader autograde was killed by {signal.Signals(-returncode).name} (see the log)"
+    return f"nbgrader autograde failed with exit code {returncode} (see the log)"
 
 
 def already_graded(record: dict | None, submission_sha: str, has_autograded_notebook: bool,
