@@ -55,6 +55,7 @@ from coursetools.grading.outcomes import (
     last_error_line,
     reviewed,
     tampering_seen_by_tests,
+    worth_another_run,
 )
 from coursetools.grading.scan import locked_cell_changes, submission_findings
 from coursetools.grading.state import REVIEWS
@@ -396,6 +397,20 @@ def test_a_grader_killed_by_a_signal_says_which():
     # its log complete); how the process ended was not recorded then
     assert autograde_status(-11, "[course] grader peak memory: 293 MiB", [], [], "") == \
         (MANUAL, ["nbgrader autograde was killed by SIGSEGV (see the log)"])
+
+
+@pytest.mark.parametrize("returncode, log, again", [
+    (1, "sqlite3.OperationalError: database is locked", True),  # two writers at once
+    (-11, "[course] grader peak memory: 293 MiB", True),  # ended with nothing said: once more
+    (1, "", True),
+    (1, "[AutogradeApp | ERROR] There was an error processing assignment", False),  # the notebook's own failure
+    (1, "nbclient.exceptions.DeadKernelError: Kernel died", False),
+    (1, "Timeout waiting for execute reply", False),
+    (None, "", False),  # stopped at the notebook's limit
+    (0, "", False),
+])
+def test_a_failed_run_runs_again_only_when_nothing_says_why(returncode, log, again):
+    assert worth_another_run(returncode, log) is again
 
 
 def test_a_finished_autograde_is_tampered_manual_or_ok():

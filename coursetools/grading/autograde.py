@@ -71,6 +71,7 @@ from coursetools.grading.outcomes import (
     explained_log,
     grading_fingerprint,
     tampering_seen_by_tests,
+    worth_another_run,
 )
 from coursetools.grading.output_cap import output_cut
 from coursetools.grading.rubrics import add_rubrics, hand_graded_answers
@@ -231,7 +232,7 @@ def grade_student(course: Course, assignment: str, student: str, releases: list[
     elif scratch_root is not None:
         args.append(f"--ConfinedKernelManager.scratch_root={scratch_root}")
     returncode, log, stopped_after = _run_with_limit(args, course, notebook_timeout)
-    if returncode == 1 and "database is locked" in log:  # two writers at once: try again, once
+    if worth_another_run(returncode, log):  # once
         returncode, log, stopped_after = _run_with_limit(args, course, notebook_timeout)
     course.log_file(assignment, student).parent.mkdir(parents=True, exist_ok=True)
     edited = {name for _, name in locked_changes_in(changes)}

@@ -168,6 +168,17 @@ def failed_autograde_status(log: str) -> str:
     return MANUAL
 
 
+def worth_another_run(returncode: int | None, log: str) -> bool:
+    """Whether a failed ``nbgrader autograde`` should run once more: two writers locked the gradebook at once,
+    or the process ended non-zero with a log that names no error (seen once on a loaded machine, the
+    student's notebook graded and written). Not when it was stopped at the notebook's limit (None)."""
+    if returncode is None or returncode == 0:
+        return False
+    if returncode == 1 and "database is locked" in log:
+        return True
+    return not any(said.search(log) for said in (KERNEL_DIED_LOG, OUT_OF_MEMORY_LOG, TIMED_OUT_LOG, ANY_ERROR_LOG))
+
+
 def last_error_line(log: str, returncode: int) -> str:
     """The most telling line of a failed autograde's log (at most 300 characters), or, when the log names no
     error, how the grading process ended (its exit code, or the signal that killed it)."""
