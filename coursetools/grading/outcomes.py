@@ -54,6 +54,7 @@ KERNEL_DIED_LOG = re.compile("DeadKernelError|Kernel died")  # how nbgrader's lo
 TIMED_OUT_LOG = re.compile("CellTimeoutError|Timeout waiting")
 OUT_OF_MEMORY_LOG = re.compile("MemoryError")
 ANY_ERROR_LOG = re.compile("Error|error")
+SAYS_WHY = (KERNEL_DIED_LOG, OUT_OF_MEMORY_LOG, TIMED_OUT_LOG, ANY_ERROR_LOG)  # most telling first
 
 
 @dataclass
@@ -176,14 +177,14 @@ def worth_another_run(returncode: int | None, log: str) -> bool:
         return False
     if returncode == 1 and "database is locked" in log:
         return True
-    return not any(said.search(log) for said in (KERNEL_DIED_LOG, OUT_OF_MEMORY_LOG, TIMED_OUT_LOG, ANY_ERROR_LOG))
+    return not any(pattern.search(log) for pattern in SAYS_WHY)
 
 
 def last_error_line(log: str, returncode: int) -> str:
     """The most telling line of a failed autograde's log (at most 300 characters), or, when the log names no
     error, how the grading process ended (its exit code, or the signal that killed it)."""
     lines = [line.strip() for line in log.splitlines()]
-    for pattern in (KERNEL_DIED_LOG, OUT_OF_MEMORY_LOG, TIMED_OUT_LOG, ANY_ERROR_LOG):
+    for pattern in SAYS_WHY:
         found = [line for line in lines if pattern.search(line)]
         if found:
             return found[-1][:300]
